@@ -1,0 +1,113 @@
+"""Schedule metrics, always recomputed from the schedule itself."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import Schedule
+from asrpt_opt.model.speed import AbstractSpeed, SpeedModel
+
+__all__ = ["Metrics", "compute_metrics"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Metrics:
+    """Summary of a schedule. Times in seconds.
+
+    Attributes
+    ----------
+    n_jobs : int
+    total_weighted_completion_s : float
+        sum w_j C_j, the objective.
+    total_completion_s : float
+        sum C_j.
+    mean_jct_s, p50_jct_s, p95_jct_s, p99_jct_s, max_jct_s : float
+        Job completion time C_j - r_j: mean and percentiles (linear interpolation).
+    makespan_s : float
+        Last completion.
+    mean_slowdown, p95_slowdown : float
+        JCT divided by the job's best-case length.
+    utilisation : float
+        GPU-seconds held divided by GPUs times (makespan - first release).
+    mean_queueing_delay_s : float
+        First start minus release, averaged.
+    preemptions : int
+        Segments beyond each job's first, summed.
+    """
+
+    n_jobs: int
+    total_weighted_completion_s: float
+    total_completion_s: float
+    mean_jct_s: float
+    p50_jct_s: float
+    p95_jct_s: float
+    p99_jct_s: float
+    max_jct_s: float
+    makespan_s: float
+    mean_slowdown: float
+    p95_slowdown: float
+    utilisation: float
+    mean_queueing_delay_s: float
+    preemptions: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The metrics as a JSON-ready dict."""
+        return asdict(self)
+
+
+def compute_metrics(
+    instance: Instance, schedule: Schedule, *, speed: SpeedModel | None = None
+) -> Metrics:
+    """Compute :class:`Metrics` of ``schedule``.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+    speed : SpeedModel, optional
+        For the best-case lengths in the slowdown; defaults to abstract jobs.
+
+    Returns
+    -------
+    Metrics
+    """
+    speed = speed or AbstractSpeed()
+    jobs = instance.jobs
+    runs = schedule.runs
+    release = np.array([j.release_s for j in jobs])
+    weight = np.array([j.weight for j in jobs])
+    completion = np.array([r.completion_s for r in runs])
+    first_start = np.array([r.segments[0].start_s for r in runs])
+    best = np.array([speed.work(j) / speed.best_rate(j, instance.cluster) for j in jobs])
+    jct = completion - release
+    slowdown = jct / best
+    held = math.fsum(
+        (seg.end_s - seg.start_s) * job.gpus
+        for job, run in zip(jobs, runs, strict=True)
+        for seg in run.segments
+    )
+    makespan = float(completion.max())
+    span = makespan - float(release.min())
+    util = held / (instance.cluster.total_gpus * span) if span > 0 else 0.0
+    p50, p95, p99 = np.percentile(jct, [50, 95, 99]).tolist()
+    return Metrics(
+        n_jobs=len(jobs),
+        total_weighted_completion_s=math.fsum((weight * completion).tolist()),
+        total_completion_s=math.fsum(completion.tolist()),
+        mean_jct_s=float(jct.mean()),
+        p50_jct_s=p50,
+        p95_jct_s=p95,
+        p99_jct_s=p99,
+        max_jct_s=float(jct.max()),
+        makespan_s=makespan,
+        mean_slowdown=float(slowdown.mean()),
+        p95_slowdown=float(np.percentile(slowdown, 95)),
+        utilisation=util,
+        mean_queueing_delay_s=float((first_start - release).mean()),
+        preemptions=sum(len(r.segments) - 1 for r in runs),
+    )

@@ -1,0 +1,156 @@
+"""PNG figures: policy comparison and Gantt charts (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from os import PathLike
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from asrpt_opt.analysis.metrics import Metrics
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import Schedule
+
+__all__ = ["gpu_lanes", "plot_comparison", "plot_gantt"]
+
+
+def plot_comparison(
+    metrics: Mapping[str, Metrics],
+    path: str | PathLike[str],
+    *,
+    lower_bound_s: float | None = None,
+    title: str = "",
+) -> None:
+    """Bar charts of mean and p95 JCT and of the objective's ratio to a lower bound.
+
+    Parameters
+    ----------
+    metrics : mapping of policy name to Metrics
+    path : path-like
+        PNG file to write.
+    lower_bound_s : float, optional
+        A lower bound on sum w_j C_j; adds the ratio panel.
+    title : str
+    """
+    names = list(metrics)
+    x = np.arange(len(names))
+    panels = 3 if lower_bound_s else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6))
+    hours = 3600.0
+    axes[0].bar(x, [metrics[n].mean_jct_s / hours for n in names], color="tab:blue")
+    axes[0].set_ylabel("mean JCT (h)")
+    axes[1].bar(x, [metrics[n].p95_jct_s / hours for n in names], color="tab:orange")
+    axes[1].set_ylabel("p95 JCT (h)")
+    if lower_bound_s:
+        ratio = [metrics[n].total_weighted_completion_s / lower_bound_s for n in names]
+        axes[2].bar(x, ratio, color="tab:green")
+        axes[2].axhline(1.0, color="black", lw=0.8)
+        axes[2].set_ylabel("sum wC / lower bound")
+    for ax in axes:
+        ax.set_xticks(x, names, rotation=30, ha="right")
+        ax.grid(axis="y", alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def gpu_lanes(instance: Instance, schedule: Schedule) -> list[tuple[int, float, float, list[int]]]:
+    """Assign each segment concrete GPU indices within its servers (for drawing).
+
+    A schedule only says how many GPUs of each server a segment holds; this picks the lowest
+    free GPU indices, processing releases before acquisitions at equal times.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+
+    Returns
+    -------
+    list of (job index, start, end, global GPU rows)
+    """
+    offsets = np.concatenate([[0], np.cumsum(instance.cluster.servers)[:-1]])
+    events = []
+    for j, run in enumerate(schedule.runs):
+        for k, seg in enumerate(run.segments):
+            events.append((seg.end_s, 0, j, k))
+            events.append((seg.start_s, 1, j, k))
+    events.sort()
+    free = [set(range(g)) for g in instance.cluster.servers]
+    held: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    out = []
+    for _, kind, j, k in events:
+        seg = schedule.runs[j].segments[k]
+        if kind == 0:
+            for s, g in held.pop((j, k)):
+                free[s].add(g)
+            continue
+        taken: list[tuple[int, int]] = []
+        for s, c in seg.allocation:
+            picked = sorted(free[s])[:c]
+            free[s].difference_update(picked)
+            taken.extend((s, g) for g in picked)
+        held[(j, k)] = taken
+        out.append((j, seg.start_s, seg.end_s, [int(offsets[s]) + g for s, g in taken]))
+    return out
+
+
+def plot_gantt(
+    instance: Instance,
+    schedule: Schedule,
+    path: str | PathLike[str],
+    *,
+    title: str = "",
+    label_jobs: Sequence[str] | None = None,
+) -> None:
+    """Draw a schedule as a Gantt chart: one row per GPU, one colour per job.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+    path : path-like
+        PNG file to write.
+    title : str
+    label_jobs : sequence of str, optional
+        Job ids to label inside their bars (default: all, when there are at most 30 jobs).
+    """
+    lanes = gpu_lanes(instance, schedule)
+    m = instance.cluster.total_gpus
+    n = instance.n_jobs
+    if label_jobs is None:
+        label_jobs = [j.id for j in instance.jobs] if n <= 30 else []
+    labels = set(label_jobs)
+    cmap = plt.get_cmap("tab20")
+    fig, ax = plt.subplots(figsize=(11, max(3.0, 0.18 * m + 1.5)))
+    for j, start, end, rows in lanes:
+        colour = cmap(j % 20)
+        for r in rows:
+            ax.broken_barh([(start, end - start)], (r - 0.4, 0.8), facecolors=colour, lw=0)
+        job_id = instance.jobs[j].id
+        if job_id in labels and rows:
+            ax.text(
+                (start + end) / 2,
+                float(np.mean(rows)),
+                job_id,
+                ha="center",
+                va="center",
+                fontsize=7,
+            )
+    bounds = np.cumsum(instance.cluster.servers)[:-1]
+    for b in bounds:
+        ax.axhline(b - 0.5, color="black", lw=0.6)
+    ax.set_ylim(-0.5, m - 0.5)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("GPU (servers separated by lines)")
+    ax.set_title(title or f"{instance.name}: {n} jobs on {m} GPUs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,354 @@
+"""The ``asrpt-opt`` command line. Only this module prints.
+
+Every command that computes something prints a human-readable table, or one JSON object with
+``--json`` (DESIGN.md section 5). Bad input exits with status 2 and a one-line message naming
+the file, the field and the reason, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from asrpt_opt import __version__
+from asrpt_opt.analysis.metrics import Metrics
+from asrpt_opt.errors import AsrptError
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.io import load_instance
+from asrpt_opt.policies import POLICIES
+from asrpt_opt.prediction import NoisyOraclePredictor, OraclePredictor, Predictor
+from asrpt_opt.relaxation.bounds import lower_bounds
+from asrpt_opt.sim.engine import SimulationResult, simulate
+
+__all__ = ["build_parser", "main"]
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A command-line argument is invalid (exit status 2)."""
+
+
+def _emit_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = [[str(h) for h in header]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for k, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if k and i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if value != 0 and (abs(value) >= 1e7 or abs(value) < 1e-3):
+            return f"{value:.4g}"
+        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.1f}"
+    return str(value)
+
+
+def _predictor(args: argparse.Namespace) -> Predictor:
+    if args.predictor == "oracle":
+        return OraclePredictor()
+    return NoisyOraclePredictor(mu=args.mu, bias=args.bias, seed=args.seed).fit([])
+
+
+def _parse_servers(text: str) -> tuple[int, ...]:
+    try:
+        if "x" in text:
+            count, size = (int(p) for p in text.split("x", 1))
+            servers = (size,) * count
+        else:
+            servers = tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid cluster {text!r}: use SERVERSxGPUS (16x8) or a list of GPUs (8,8,4)"
+        ) from None
+    if not servers or min(servers) < 1:
+        raise argparse.ArgumentTypeError(f"invalid cluster {text!r}: GPU counts must be >= 1")
+    return servers
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check an instance file against the contract."""
+    inst = load_instance(args.instance)
+    n_abstract = sum(j.is_abstract for j in inst.jobs)
+    info = {
+        "valid": True,
+        "name": inst.name,
+        "n_jobs": inst.n_jobs,
+        "abstract_jobs": n_abstract,
+        "dnn_jobs": inst.n_jobs - n_abstract,
+        "servers": list(inst.cluster.servers),
+        "total_gpus": inst.cluster.total_gpus,
+    }
+    if args.json:
+        _emit_json(info)
+    else:
+        print(
+            f"{args.instance}: valid ({inst.n_jobs} jobs: {n_abstract} abstract, "
+            f"{inst.n_jobs - n_abstract} DNN; {inst.cluster.n_servers} servers, "
+            f"{inst.cluster.total_gpus} GPUs)"
+        )
+    return 0
+
+
+def _relax_json(inst: Instance) -> dict[str, Any]:
+    lb = lower_bounds(inst)
+    return {
+        "srpt_area_bound_s": lb.srpt_area_bound_s,
+        "release_plus_length_bound_s": lb.release_plus_length_bound_s,
+        "mean_busy_time_bound_s": lb.mean_busy_time_bound_s,
+        "lower_bound_s": lb.lower_bound_s,
+        "lower_bound_kind": lb.lower_bound_kind,
+        "weighted": lb.weighted,
+    }
+
+
+def cmd_relax(args: argparse.Namespace) -> int:
+    """Print the single-machine relaxation's lower bounds."""
+    inst = load_instance(args.instance)
+    out = _relax_json(inst)
+    if args.json:
+        _emit_json(out)
+        return 0
+    rows = [
+        ("SRPT on the area relaxation (sum C_j)", out["srpt_area_bound_s"]),
+        ("sum w_j (r_j + p_j)", out["release_plus_length_bound_s"]),
+        ("mean busy time (Goemans), weighted", out["mean_busy_time_bound_s"]),
+        (f"lower bound on sum w_j C_j [{out['lower_bound_kind']}]", out["lower_bound_s"]),
+    ]
+    print(_table(("bound", "seconds"), rows))
+    if out["weighted"]:
+        print("weights differ: the SRPT value bounds sum C_j only, not sum w_j C_j")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Simulate one policy on an instance."""
+    inst = load_instance(args.instance)
+    if args.policy not in POLICIES:
+        raise UsageError(f"unknown policy {args.policy!r} (known: {', '.join(sorted(POLICIES))})")
+    res = simulate(
+        inst,
+        args.policy,
+        predictor=_predictor(args),
+        restore_overhead_s=args.restore_overhead,
+        seed=args.seed,
+    )
+    lb = lower_bounds(inst).lower_bound_s
+    if args.gantt:
+        from asrpt_opt.analysis.plots import plot_gantt
+
+        plot_gantt(inst, res.schedule, args.gantt, title=f"{inst.name}: {res.policy}")
+    if args.json:
+        out = res.to_json()
+        out["lower_bound_s"] = lb
+        out["seed"] = args.seed
+        _emit_json(out)
+        return 0
+    m = res.metrics
+    print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")
+    print(_table(("metric", "value"), [(k, v) for k, v in m.to_json().items()]))
+    print(
+        f"lower bound on sum w_j C_j: {_fmt(lb)}  (ratio {m.total_weighted_completion_s / lb:.4f})"
+    )
+    if args.gantt:
+        print(f"Gantt chart written to {args.gantt}")
+    return 0
+
+
+def _compare(
+    inst: Instance, policies: Sequence[str], seed: int | None, progress: Callable[[str], None]
+) -> tuple[dict[str, SimulationResult], dict[str, float]]:
+    results: dict[str, SimulationResult] = {}
+    walls: dict[str, float] = {}
+    for name in policies:
+        t0 = time.perf_counter()
+        results[name] = simulate(inst, name, seed=seed)
+        walls[name] = time.perf_counter() - t0
+        progress(f"  {name}: {walls[name]:.2f} s")
+    return results, walls
+
+
+def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...]]:
+    h = 3600.0
+    return [
+        (
+            name,
+            m.mean_jct_s / h,
+            m.p95_jct_s / h,
+            m.makespan_s / h,
+            m.total_weighted_completion_s,
+            lb,
+            m.total_weighted_completion_s / lb,
+        )
+        for name, m in metrics.items()
+    ]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Simulate A-SRPT and every baseline on the bundled Gavel/Philly workload."""
+    from asrpt_opt.analysis.plots import plot_comparison, plot_gantt
+    from asrpt_opt.traces.gavel import gavel_instance
+
+    inst = gavel_instance(n_jobs=args.n_jobs, servers=args.cluster)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    say = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr))
+    say(
+        f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.n_servers} servers "
+        f"({inst.cluster.total_gpus} GPUs); simulating {len(POLICIES)} policies"
+    )
+    results, walls = _compare(inst, list(POLICIES), args.seed, say)
+    lb = lower_bounds(inst).lower_bound_s
+    metrics = {k: r.metrics for k, r in results.items()}
+    plot_comparison(metrics, out / "comparison.png", lower_bound_s=lb, title=inst.name)
+    plot_gantt(
+        inst, results["a-srpt"].schedule, out / "gantt-a-srpt.png", title=f"{inst.name}: A-SRPT"
+    )
+    if args.json:
+        _emit_json(
+            {
+                "instance": inst.name,
+                "lower_bound_s": lb,
+                "output_dir": str(out),
+                "policies": {
+                    k: {
+                        **m.to_json(),
+                        "ratio_to_lower_bound": m.total_weighted_completion_s / lb,
+                        "wall_s": walls[k],
+                    }
+                    for k, m in metrics.items()
+                },
+            }
+        )
+        return 0
+    header = (
+        "policy",
+        "mean JCT h",
+        "p95 JCT h",
+        "makespan h",
+        "sum wC s",
+        "lower bound s",
+        "ratio",
+    )
+    print(_table(header, _metrics_rows(metrics, lb)))
+    print(f"\nplots written to {out}/: comparison.png, gantt-a-srpt.png")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (the CLI reference in docs is generated from it).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="asrpt-opt",
+        description="Online scheduling of distributed DL training jobs: A-SRPT, baselines, "
+        "bounds and a fast simulator.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check an instance file")
+    p.add_argument("instance", help="instance file (asrpt-instance/1 JSON)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("relax", help="lower bounds from the single-machine relaxation")
+    p.add_argument("instance")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_relax)
+
+    p = sub.add_parser("simulate", help="simulate one policy on an instance")
+    p.add_argument("instance")
+    p.add_argument("--policy", default="a-srpt", help=f"one of: {', '.join(POLICIES)}")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--restore-overhead",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds a resumed job needs before it progresses (default 0)",
+    )
+    p.add_argument(
+        "--predictor",
+        choices=("oracle", "noisy"),
+        default="oracle",
+        help="length predictions the policy sees (default: the truth)",
+    )
+    p.add_argument("--mu", type=float, default=2.0, help="noisy predictor's distortion")
+    p.add_argument("--bias", type=float, default=1.0, help="noisy predictor's bias")
+    p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
+    p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")
+    p.add_argument("--n-jobs", type=int, default=400, help="jobs from the trace (default 400)")
+    p.add_argument(
+        "--cluster",
+        type=_parse_servers,
+        default=(8,) * 8,
+        help="SERVERSxGPUS or a list of GPUs per server (default 8x8)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 2 on bad input.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        status: int = args.func(args)
+    except (AsrptError, UsageError, ValueError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"asrpt-opt: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

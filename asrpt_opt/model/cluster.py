@@ -1,0 +1,76 @@
+"""The GPU cluster: servers with a number of GPUs each, and two bandwidths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model import _checks
+
+__all__ = ["Cluster"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Cluster:
+    """A cluster of servers.
+
+    Parameters
+    ----------
+    servers : tuple of int
+        GPUs per server; server ``s`` has ``servers[s]`` GPUs.
+    intra_server_gbps, inter_server_gbps : float, optional
+        Bandwidth inside a server and between servers, in GB/s. Only DNN jobs need them.
+
+    Examples
+    --------
+    >>> c = Cluster(servers=(4, 4))
+    >>> c.total_gpus, c.n_servers, c.max_server_gpus
+    (8, 2, 4)
+    """
+
+    servers: tuple[int, ...]
+    intra_server_gbps: float | None = None
+    inter_server_gbps: float | None = None
+
+    def __post_init__(self) -> None:
+        servers = _checks.sequence(self.servers, "servers")
+        if not servers:
+            raise InstanceError("must list at least one server", path="servers")
+        checked = tuple(_checks.integer(g, f"servers[{i}]") for i, g in enumerate(servers))
+        object.__setattr__(self, "servers", checked)
+        for name in ("intra_server_gbps", "inter_server_gbps"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _checks.number(value, name, minimum=0, strict=True))
+
+    @property
+    def n_servers(self) -> int:
+        """Number of servers."""
+        return len(self.servers)
+
+    @property
+    def total_gpus(self) -> int:
+        """Total number of GPUs, M in the model."""
+        return sum(self.servers)
+
+    @property
+    def max_server_gpus(self) -> int:
+        """GPUs of the largest server: a job wider than this must span servers."""
+        return max(self.servers)
+
+    @classmethod
+    def uniform(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:
+        """Build ``n_servers`` identical servers of ``gpus_per_server`` GPUs.
+
+        Parameters
+        ----------
+        n_servers, gpus_per_server : int
+            Shape of the cluster.
+        **bandwidths : float
+            ``intra_server_gbps`` and ``inter_server_gbps``.
+
+        Returns
+        -------
+        Cluster
+        """
+        return cls(servers=(gpus_per_server,) * n_servers, **bandwidths)

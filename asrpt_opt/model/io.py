@@ -1,0 +1,262 @@
+"""Reading and writing instance files (format ``asrpt-instance/1``, DESIGN.md section 4).
+
+Every problem is reported as an :class:`~asrpt_opt.errors.InstanceError` that names the file,
+the JSON path and the reason, for example ``tiny.json: jobs[3].gpus: 12 exceeds the cluster's
+8 GPUs``. Unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model import _checks
+from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.job import Job, Parallelism
+
+__all__ = [
+    "FORMAT",
+    "dump_instance",
+    "dumps_instance",
+    "instance_from_dict",
+    "instance_to_dict",
+    "load_instance",
+    "loads_instance",
+]
+
+FORMAT = "asrpt-instance/1"
+
+_TOP_KEYS = frozenset({"format", "name", "cluster", "jobs", "provenance"})
+_CLUSTER_KEYS = frozenset({"servers", "intra_server_gbps", "inter_server_gbps"})
+_JOB_KEYS = frozenset(
+    {
+        "id",
+        "release_s",
+        "gpus",
+        "weight",
+        "duration_s",
+        "spread_slowdown",
+        "model",
+        "parallelism",
+        "iterations",
+        "features",
+    }
+)
+_PAR_KEYS = frozenset({"dp", "pp", "tp"})
+
+
+def load_instance(path: str | PathLike[str]) -> Instance:
+    """Read an instance file.
+
+    Parameters
+    ----------
+    path : path-like
+        A JSON file in format ``asrpt-instance/1``.
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    InstanceError
+        If the file cannot be read, is not JSON, or breaks the contract; the message names the
+        file, the JSON path and the reason.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=source) from None
+    except UnicodeDecodeError:
+        raise InstanceError("is not UTF-8 text", source=source) from None
+    return loads_instance(text, source=source)
+
+
+def loads_instance(text: str, *, source: str = "<string>") -> Instance:
+    """Parse an instance from JSON text; see :func:`load_instance`.
+
+    Parameters
+    ----------
+    text : str
+        JSON text.
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    Instance
+    """
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(
+            f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}", source=source
+        ) from None
+    except ValueError as exc:
+        raise InstanceError(str(exc), source=source) from None
+    return instance_from_dict(data, source=source)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"invalid JSON: {name} is not a number in JSON")
+
+
+def instance_from_dict(data: Any, *, source: str = "<dict>") -> Instance:
+    """Build and validate an instance from decoded JSON.
+
+    Parameters
+    ----------
+    data : object
+        The decoded JSON document.
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    Instance
+    """
+    try:
+        return _build(data)
+    except InstanceError as exc:
+        raise exc.within(source=source) from None
+
+
+def _build(data: Any) -> Instance:
+    doc = _checks.mapping(data, "(document)")
+    _checks.only_keys(doc, _TOP_KEYS)
+    fmt = _checks.required(doc, "format")
+    if fmt != FORMAT:
+        raise InstanceError(f"must be {FORMAT!r}, got {fmt!r}", path="format")
+    name = _checks.string(doc.get("name", "unnamed"), "name")
+    try:
+        cluster = _build_cluster(_checks.required(doc, "cluster"))
+    except InstanceError as exc:
+        raise exc.within(path="cluster") from None
+    raw_jobs = _checks.sequence(_checks.required(doc, "jobs"), "jobs")
+    jobs = []
+    for i, raw in enumerate(raw_jobs):
+        try:
+            jobs.append(_build_job(raw))
+        except InstanceError as exc:
+            raise exc.within(path=f"jobs[{i}]") from None
+    provenance = _checks.mapping(doc.get("provenance", {}), "provenance")
+    return Instance(name=name, cluster=cluster, jobs=tuple(jobs), provenance=provenance)
+
+
+def _build_cluster(raw: Any) -> Cluster:
+    obj = _checks.mapping(raw, "")
+    _checks.only_keys(obj, _CLUSTER_KEYS)
+    servers = _checks.sequence(_checks.required(obj, "servers"), "servers")
+    return Cluster(
+        servers=tuple(servers),
+        intra_server_gbps=obj.get("intra_server_gbps"),
+        inter_server_gbps=obj.get("inter_server_gbps"),
+    )
+
+
+def _build_job(raw: Any) -> Job:
+    obj = _checks.mapping(raw, "")
+    _checks.only_keys(obj, _JOB_KEYS)
+    for key in ("id", "release_s", "gpus"):
+        _checks.required(obj, key)
+    parallelism = None
+    if "parallelism" in obj:
+        par = _checks.mapping(obj["parallelism"], "parallelism")
+        try:
+            _checks.only_keys(par, _PAR_KEYS)
+            parallelism = Parallelism(**par)
+        except InstanceError as exc:
+            raise exc.within(path="parallelism") from None
+    features = _checks.mapping(obj.get("features", {}), "features")
+    return Job(
+        id=obj["id"],
+        release_s=obj["release_s"],
+        gpus=obj["gpus"],
+        weight=obj.get("weight", 1.0),
+        duration_s=obj.get("duration_s"),
+        spread_slowdown=obj.get("spread_slowdown", 1.0),
+        model=obj.get("model"),
+        parallelism=parallelism,
+        iterations=obj.get("iterations"),
+        features=features,
+    )
+
+
+def _plain(x: float) -> float | int:
+    # Integral floats are written as integers so files round-trip byte-identically.
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
+
+
+def instance_to_dict(instance: Instance) -> dict[str, Any]:
+    """Encode an instance as a JSON-ready dict (the inverse of :func:`instance_from_dict`).
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    dict
+    """
+    cluster: dict[str, Any] = {"servers": list(instance.cluster.servers)}
+    for key in ("intra_server_gbps", "inter_server_gbps"):
+        value = getattr(instance.cluster, key)
+        if value is not None:
+            cluster[key] = _plain(value)
+    jobs = []
+    for job in instance.jobs:
+        out: dict[str, Any] = {"id": job.id, "release_s": _plain(job.release_s), "gpus": job.gpus}
+        if job.weight != 1.0:
+            out["weight"] = _plain(job.weight)
+        if job.duration_s is not None:
+            out["duration_s"] = _plain(job.duration_s)
+            if job.spread_slowdown != 1.0:
+                out["spread_slowdown"] = _plain(job.spread_slowdown)
+        else:
+            assert job.parallelism is not None
+            out["model"] = job.model
+            p = job.parallelism
+            out["parallelism"] = {"dp": p.dp, "pp": p.pp, "tp": p.tp}
+            out["iterations"] = job.iterations
+        if job.features:
+            out["features"] = dict(job.features)
+        jobs.append(out)
+    doc: dict[str, Any] = {"format": FORMAT, "name": instance.name, "cluster": cluster}
+    if instance.provenance:
+        doc["provenance"] = dict(instance.provenance)
+    doc["jobs"] = jobs
+    return doc
+
+
+def dumps_instance(instance: Instance) -> str:
+    """Encode an instance as JSON text (one job per line, stable byte for byte).
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    str
+    """
+    doc = instance_to_dict(instance)
+    parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items() if k != "jobs"]
+    jobs = ",\n".join("    " + json.dumps(j) for j in doc["jobs"])
+    parts.append(f'  "jobs": [\n{jobs}\n  ]')
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def dump_instance(instance: Instance, path: str | PathLike[str]) -> None:
+    """Write an instance file.
+
+    Parameters
+    ----------
+    instance : Instance
+    path : path-like
+    """
+    Path(path).write_text(dumps_instance(instance), encoding="utf-8")

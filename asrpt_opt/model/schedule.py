@@ -1,0 +1,97 @@
+"""Schedules as small frozen records, shared by the simulator, the solvers and the validator."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.speed import Allocation, allocation_to_json
+
+__all__ = ["JobRun", "Schedule", "Segment"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Segment:
+    """An interval during which a job holds a fixed set of GPUs.
+
+    Attributes
+    ----------
+    start_s, end_s : float
+        The interval [start_s, end_s).
+    allocation : Allocation
+        ``((server, count), ...)``, sorted by server.
+    """
+
+    start_s: float
+    end_s: float
+    allocation: Allocation
+
+    def to_json(self) -> dict[str, Any]:
+        """Encode as ``{"start_s", "end_s", "gpus": {"<server>": count}}``."""
+        return {
+            "start_s": self.start_s,
+            "end_s": self.end_s,
+            "gpus": allocation_to_json(self.allocation),
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JobRun:
+    """What happened to one job: its segments and its completion time.
+
+    Attributes
+    ----------
+    id : str
+    release_s, completion_s : float
+    segments : tuple of Segment
+        In time order; more than one means the job was preempted.
+    """
+
+    id: str
+    release_s: float
+    completion_s: float
+    segments: tuple[Segment, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """Encode as ``{"id", "release_s", "completion_s", "segments"}``."""
+        return {
+            "id": self.id,
+            "release_s": self.release_s,
+            "completion_s": self.completion_s,
+            "segments": [s.to_json() for s in self.segments],
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Schedule:
+    """A complete schedule of an instance: one :class:`JobRun` per job, in instance order.
+
+    Attributes
+    ----------
+    runs : tuple of JobRun
+    restore_overhead_s : float
+        Seconds a resumed segment (every segment after a job's first) spends restoring state
+        before the job makes progress.
+    """
+
+    runs: tuple[JobRun, ...]
+    restore_overhead_s: float = 0.0
+
+    def total_weighted_completion_s(self, instance: Instance) -> float:
+        """Recompute sum w_j C_j from the schedule.
+
+        Parameters
+        ----------
+        instance : Instance
+            The instance the schedule belongs to (for the weights).
+
+        Returns
+        -------
+        float
+        """
+        return math.fsum(
+            job.weight * run.completion_s
+            for job, run in zip(instance.jobs, self.runs, strict=True)
+        )

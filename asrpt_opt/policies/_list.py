@@ -1,0 +1,236 @@
+"""Priority list scheduling with backfill and optional preemption, shared by the policies.
+
+A policy gives each job a scalar *key* (smaller = more urgent; ties go to the lower job
+index). At every decision the scheduler walks the waiting jobs in key order and starts each one
+that fits in the free GPUs (later jobs may backfill GPUs an earlier job could not use). A
+preemptive policy may also make room for a waiting job by preempting running jobs with a
+strictly larger key, largest key first, and only as many as needed.
+
+Waiting jobs are kept in one heap per width, so a decision costs O(W log n) per start for W
+distinct job widths instead of a scan of the whole queue: once the head of a width's heap
+cannot start, no later job of that width can either.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import insort
+
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.model.speed import Allocation
+from asrpt_opt.placement.consolidate import consolidate
+from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
+
+__all__ = ["ListScheduler"]
+
+
+class ListScheduler:
+    """Base class of the list-scheduling policies; subclasses define the keys.
+
+    Parameters
+    ----------
+    backfill : bool
+        Let a later job start when an earlier one does not fit. Without backfill, the
+        scheduler stops at the first waiting job that cannot start.
+    """
+
+    name = "list"
+    preemptive = False
+
+    def __init__(self, *, backfill: bool = True) -> None:
+        self.backfill = backfill
+
+    # ----------------------------------------------------------------- hooks
+    def waiting_key(self, job: int, view: ClusterView) -> float:
+        """Key of ``job`` as it (re-)enters the queue."""
+        raise NotImplementedError
+
+    def running_keys(self, jobs: NDArray[np.int64], view: ClusterView) -> NDArray[np.float64]:
+        """Keys of the running ``jobs`` (aligned with ``view.running_jobs()``) right now."""
+        raise NotImplementedError
+
+    def worth_preempting(self, job: int, victims: list[int], view: ClusterView) -> bool:
+        """Whether preempting ``victims`` to start ``job`` is worth it (default: yes)."""
+        return True
+
+    def wake_time(
+        self, view: ClusterView, starts: list[Start], preempts: list[int]
+    ) -> float | None:
+        """When to be consulted again without an event (default: never).
+
+        ``starts`` and ``preempts`` are this decision's, not yet applied to ``view``. Waking
+        early is harmless (the policy is simply consulted again), so an estimate may err
+        early but never late.
+        """
+        return None
+
+    def place(self, job: int, free: NDArray[np.int64], view: ClusterView) -> Allocation | None:
+        """Choose GPUs for ``job`` among ``free`` (default: consolidate, best fit)."""
+        return consolidate(free, int(view.job_gpus[job]))
+
+    # ----------------------------------------------------------------- protocol
+    def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
+        """Empty the queues."""
+        n = view.n_jobs
+        self.rng = rng
+        self._buckets: dict[int, list[tuple[float, int, int]]] = {}
+        self._widths: list[int] = []
+        self._version = [0] * n
+        self._queued = [False] * n
+        self._n_waiting = 0
+
+    def on_arrival(self, job: int, view: ClusterView) -> None:
+        """Queue the new job."""
+        self._enqueue(job, self.waiting_key(job, view), view)
+
+    def on_completion(self, job: int, view: ClusterView) -> None:
+        """Nothing to do: running jobs are not queued."""
+
+    def _enqueue(self, job: int, key: float, view: ClusterView) -> None:
+        width = int(view.job_gpus[job])
+        heap = self._buckets.get(width)
+        if heap is None:
+            heap = self._buckets[width] = []
+            insort(self._widths, width)
+        self._version[job] += 1
+        heapq.heappush(heap, (key, job, self._version[job]))
+        if not self._queued[job]:
+            self._queued[job] = True
+            self._n_waiting += 1
+
+    def requeue(self, job: int, key: float, view: ClusterView) -> None:
+        """Give a waiting job a new key (no effect on a job that is not queued)."""
+        if self._queued[job]:
+            self._enqueue(job, key, view)
+
+    def _head(self, width: int) -> tuple[float, int, int] | None:
+        heap = self._buckets[width]
+        version, queued = self._version, self._queued
+        while heap:
+            entry = heap[0]
+            if queued[entry[1]] and entry[2] == version[entry[1]]:
+                return entry
+            heapq.heappop(heap)
+        return None
+
+    def _dequeue(self, width: int) -> None:
+        _, job, _ = heapq.heappop(self._buckets[width])
+        self._queued[job] = False
+        self._n_waiting -= 1
+
+    def decide(self, view: ClusterView) -> Decision:
+        """Start waiting jobs in key order, preempting where the policy allows."""
+        if self._n_waiting == 0 or (view.total_free == 0 and not self.preemptive):
+            return self._finish([], [], view)
+        total_free = view.total_free
+        free = view.free_gpus.copy()
+        starts: list[Start] = []
+        preempts: list[int] = []
+        blocked: set[int] = set()
+        running = _Running(self, view) if self.preemptive else None
+        while True:
+            spare = running.spare if running is not None else 0
+            limit = total_free + spare if self.backfill else 1 << 62
+            best: tuple[float, int, int] | None = None
+            best_width = 0
+            for width in self._widths:
+                if width > limit:
+                    break
+                if width in blocked:
+                    continue
+                head = self._head(width)
+                if head is not None and (best is None or head < best):
+                    best, best_width = head, width
+            if best is None:
+                break
+            key, job, _ = best
+            if best_width > total_free:
+                victims = None
+                if running is not None:
+                    victims = running.victims(key, best_width - total_free)
+                if victims is None or not self.worth_preempting(job, victims, view):
+                    if victims is not None and running is not None:
+                        running.spare_again(victims)
+                    blocked.add(best_width)
+                    if not self.backfill:
+                        break
+                    continue
+                for victim in victims:
+                    allocation = view.allocation(victim)
+                    assert allocation is not None
+                    for s, c in allocation:
+                        free[s] += c
+                    total_free += int(view.job_gpus[victim])
+                    preempts.append(victim)
+            # Placement succeeds whenever enough GPUs are free in total (jobs may span servers).
+            allocation = self.place(job, free, view)
+            if allocation is None:
+                blocked.add(best_width)
+                continue
+            for s, c in allocation:
+                free[s] -= c
+            total_free -= best_width
+            self._dequeue(best_width)
+            starts.append(Start(job, allocation))
+        # Preempted jobs queue again only now, so none restarts in the decision that stopped it.
+        for victim in preempts:
+            self._enqueue(victim, self.waiting_key(victim, view), view)
+        return self._finish(starts, preempts, view)
+
+    def _finish(self, starts: list[Start], preempts: list[int], view: ClusterView) -> Decision:
+        wake = self.wake_time(view, starts, preempts)
+        if not starts and not preempts and wake is None:
+            return NO_DECISION
+        return Decision(starts=tuple(starts), preempts=tuple(preempts), wake_at_s=wake)
+
+
+class _Running:
+    """The running jobs' keys at one decision, computed on first use, and who is preempted."""
+
+    def __init__(self, scheduler: ListScheduler, view: ClusterView) -> None:
+        self._scheduler = scheduler
+        self._view = view
+        self.jobs = view.running_jobs()
+        self.gpus = view.job_gpus[self.jobs]
+        self.spare = int(self.gpus.sum())  # GPUs of running jobs that may still be preempted
+        self._keys: NDArray[np.float64] | None = None
+        self._alive = np.ones(self.jobs.size, dtype=bool)
+        self._slot = {int(j): i for i, j in enumerate(self.jobs.tolist())}
+
+    def victims(self, key: float, need: int) -> list[int] | None:
+        """Fewest lower-priority running jobs (largest keys first) that free ``need`` GPUs.
+
+        The chosen jobs are marked preempted; None (and nothing marked) when even every
+        lower-priority job together would not make room.
+        """
+        if self._keys is None:
+            self._keys = self._scheduler.running_keys(self.jobs, self._view)
+        keys, gpus, jobs = self._keys, self.gpus, self.jobs
+        cand = np.flatnonzero(self._alive & (keys > key))
+        if cand.size == 0 or int(gpus[cand].sum()) < need:
+            return None
+        order = cand[np.lexsort((-jobs[cand], -keys[cand]))]
+        chosen: list[int] = []
+        got = 0
+        for i in order.tolist():
+            chosen.append(i)
+            got += int(gpus[i])
+            if got >= need:
+                break
+        # Spare the more urgent of the chosen victims when the others already make room.
+        for i in list(reversed(chosen[:-1])):
+            if got - int(gpus[i]) >= need:
+                chosen.remove(i)
+                got -= int(gpus[i])
+        self._alive[chosen] = False
+        self.spare -= int(gpus[chosen].sum())
+        return [int(jobs[i]) for i in chosen]
+
+    def spare_again(self, victims: list[int]) -> None:
+        """Undo :meth:`victims` when the policy decides the preemption is not worth it."""
+        for v in victims:
+            i = self._slot[v]
+            self._alive[i] = True
+            self.spare += int(self.gpus[i])

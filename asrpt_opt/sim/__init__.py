@@ -1,0 +1,33 @@
+"""The discrete-event simulator, its schedule records and the independent validator."""
+
+from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.sim.engine import SimulationResult, Simulator, simulate
+from asrpt_opt.sim.validate import validate_schedule
+from asrpt_opt.sim.view import (
+    DONE,
+    NO_DECISION,
+    RUNNING,
+    UNRELEASED,
+    WAITING,
+    ClusterView,
+    Decision,
+    Start,
+)
+
+__all__ = [
+    "DONE",
+    "NO_DECISION",
+    "RUNNING",
+    "UNRELEASED",
+    "WAITING",
+    "ClusterView",
+    "Decision",
+    "JobRun",
+    "Schedule",
+    "Segment",
+    "SimulationResult",
+    "Simulator",
+    "Start",
+    "simulate",
+    "validate_schedule",
+]

@@ -1,0 +1,488 @@
+"""The discrete-event simulator.
+
+Time jumps from event to event (no ticks). Events are job arrivals, job completions and
+wake-ups a policy asked for. At one instant the simulator processes, in this fixed order:
+
+1. completions, in job-index order;
+2. arrivals, in instance order (the predictor is asked once for all of them);
+3. wake-ups;
+
+and then consults the policy once. The policy answers with a :class:`~asrpt_opt.sim.view.Decision`
+(preemptions, then starts); the simulator checks every part of it and refuses an infeasible
+one with a :class:`~asrpt_opt.errors.PolicyError`. When the run ends, the schedule passes the
+independent validator (:func:`~asrpt_opt.sim.validate.validate_schedule`).
+
+A resumed job (one that ran before) holds its GPUs for ``restore_overhead_s`` seconds before it
+makes progress again; a job whose GPUs span servers runs at the speed model's rate for that
+allocation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.analysis.metrics import Metrics, compute_metrics
+from asrpt_opt.errors import ModelError, PolicyError
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.model.speed import AbstractSpeed, Allocation, SpeedModel
+from asrpt_opt.prediction import OraclePredictor, Predictor
+from asrpt_opt.sim.validate import validate_schedule
+from asrpt_opt.sim.view import (
+    DONE,
+    NO_DECISION,
+    RUNNING,
+    UNRELEASED,
+    WAITING,
+    ClusterView,
+    Decision,
+)
+
+if TYPE_CHECKING:
+    from asrpt_opt.policies.base import Policy
+
+__all__ = ["SimulationResult", "Simulator", "simulate"]
+
+logger = logging.getLogger(__name__)
+
+_COMPLETION, _WAKE = 0, 1
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SimulationResult:
+    """Outcome of one simulation.
+
+    Attributes
+    ----------
+    policy : str
+        Name of the policy.
+    schedule : Schedule
+        The validated schedule.
+    metrics : Metrics
+        Recomputed from the schedule.
+    predicted_work : ndarray
+        The prediction each job received at its arrival (work units).
+    """
+
+    policy: str
+    schedule: Schedule
+    metrics: Metrics
+    predicted_work: NDArray[np.float64]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``simulate --json`` object of DESIGN.md section 5 (plus ``metrics``)."""
+        return {
+            "policy": self.policy,
+            "total_weighted_completion_s": self.metrics.total_weighted_completion_s,
+            "mean_jct_s": self.metrics.mean_jct_s,
+            "metrics": self.metrics.to_json(),
+            "jobs": [run.to_json() for run in self.schedule.runs],
+        }
+
+
+class Simulator:
+    """State and event loop of one simulation; use :func:`simulate` unless you need hooks.
+
+    Parameters
+    ----------
+    instance : Instance
+    policy : Policy
+    speed : SpeedModel
+    predictor : Predictor
+    restore_overhead_s : float
+    rng : numpy.random.Generator
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        policy: Policy,
+        *,
+        speed: SpeedModel,
+        predictor: Predictor,
+        restore_overhead_s: float,
+        rng: np.random.Generator,
+    ) -> None:
+        if not (math.isfinite(restore_overhead_s) and restore_overhead_s >= 0):
+            raise ValueError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
+        self.instance = instance
+        self.policy = policy
+        self.speed = speed
+        self.predictor = predictor
+        self.restore_overhead_s = float(restore_overhead_s)
+        self.rng = rng
+        jobs = instance.jobs
+        n = len(jobs)
+        cluster = instance.cluster
+        self.capacity = np.asarray(cluster.servers, dtype=np.int64)
+        self.free = self.capacity.copy()
+        self.total_gpus = int(self.capacity.sum())
+        self.total_free = self.total_gpus
+        self.job_gpus = np.array([j.gpus for j in jobs], dtype=np.int64)
+        self.job_release = np.array([j.release_s for j in jobs], dtype=np.float64)
+        self.job_weight = np.array([j.weight for j in jobs], dtype=np.float64)
+        self._gpus = self.job_gpus.tolist()
+        self._work = [speed.work(j) for j in jobs]
+        self.best_rate = np.array([speed.best_rate(j, cluster) for j in jobs], dtype=np.float64)
+        self.predicted = np.full(n, np.nan)
+        self.now = 0.0
+        self.status = [UNRELEASED] * n
+        self.rem = list(self._work)
+        self._att_work = [0.0] * n
+        self._att_gpu = [0.0] * n
+        self.alloc: list[Allocation | None] = [None] * n
+        self.started = [False] * n
+        self._version = [0] * n
+        self._seg_start = [0.0] * n
+        self._work_start = [0.0] * n
+        self._rate = [0.0] * n
+        self._segments: list[list[tuple[float, float, Allocation]]] = [[] for _ in range(n)]
+        self._completion = [math.nan] * n
+        # Running jobs live in slots so policies can read their state as numpy arrays.
+        m = self.total_gpus
+        self._slot_of = [-1] * n
+        self.slot_job = np.full(m, -1, dtype=np.int64)
+        self.slot_att0 = np.zeros(m)
+        self.slot_gpu0 = np.zeros(m)
+        self.slot_work_start = np.zeros(m)
+        self.slot_seg_start = np.zeros(m)
+        self.slot_rate = np.zeros(m)
+        self.slot_gpus = np.zeros(m)
+        self._free_slots = list(range(m - 1, -1, -1))
+        self._running_cache: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+        self._events: list[tuple[float, int, int, int]] = []
+        self._wake_version = 0
+        self.view = ClusterView(self)
+
+    # ----------------------------------------------------------------- state queries
+    def attained_work(self, job: int) -> float:
+        """Work units ``job`` has processed at the current time."""
+        if self.status[job] == RUNNING:
+            busy = self.now - self._work_start[job]
+            return self._att_work[job] + (busy * self._rate[job] if busy > 0 else 0.0)
+        return self._att_work[job]
+
+    def attained_gpu_s(self, job: int) -> float:
+        """GPU-seconds ``job`` has held at the current time."""
+        if self.status[job] == RUNNING:
+            return self._att_gpu[job] + (self.now - self._seg_start[job]) * self._gpus[job]
+        return self._att_gpu[job]
+
+    def running_slots(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """(occupied slots, their jobs), cached until the running set changes."""
+        if self._running_cache is None:
+            slots = np.flatnonzero(self.slot_job >= 0)
+            self._running_cache = (slots, self.slot_job[slots])
+        return self._running_cache
+
+    def running_attained_work(self) -> NDArray[np.float64]:
+        """Attained work of the running jobs, aligned with :meth:`running_slots`."""
+        slots, _ = self.running_slots()
+        busy = np.maximum(self.now - self.slot_work_start[slots], 0.0)
+        out: NDArray[np.float64] = self.slot_att0[slots] + busy * self.slot_rate[slots]
+        return out
+
+    def running_attained_gpu_s(self) -> NDArray[np.float64]:
+        """Attained GPU-seconds of the running jobs, aligned with :meth:`running_slots`."""
+        slots, _ = self.running_slots()
+        held = (self.now - self.slot_seg_start[slots]) * self.slot_gpus[slots]
+        out: NDArray[np.float64] = self.slot_gpu0[slots] + held
+        return out
+
+    # ----------------------------------------------------------------- transitions
+    def _start(self, j: int, allocation: Allocation) -> None:
+        now = self.now
+        free = self.free
+        for s, c in allocation:
+            free[s] -= c
+        gpus = self._gpus[j]
+        self.total_free -= gpus
+        self.alloc[j] = allocation
+        rate = self.speed.rate(self.instance.jobs[j], allocation)
+        if not (rate > 0 and math.isfinite(rate)):
+            raise ModelError(f"speed model gave rate {rate!r} for job {self.view.job_ids[j]!r}")
+        resumed = bool(self._segments[j])
+        work_start = now + self.restore_overhead_s if resumed else now
+        self._rate[j] = rate
+        self._seg_start[j] = now
+        self._work_start[j] = work_start
+        self.status[j] = RUNNING
+        self.started[j] = True
+        slot = self._free_slots.pop()
+        self._slot_of[j] = slot
+        self.slot_job[slot] = j
+        self.slot_att0[slot] = self._att_work[j]
+        self.slot_gpu0[slot] = self._att_gpu[j]
+        self.slot_work_start[slot] = work_start
+        self.slot_seg_start[slot] = now
+        self.slot_rate[slot] = rate
+        self.slot_gpus[slot] = gpus
+        self._running_cache = None
+        self._version[j] += 1
+        heapq.heappush(
+            self._events, (work_start + self.rem[j] / rate, _COMPLETION, j, self._version[j])
+        )
+
+    def _stop(self, j: int, finished: bool) -> None:
+        now = self.now
+        allocation = self.alloc[j]
+        assert allocation is not None
+        seg_start = self._seg_start[j]
+        if now > seg_start:
+            self._segments[j].append((seg_start, now, allocation))
+        if finished:
+            self.rem[j] = 0.0
+            self._att_work[j] = self._work[j]
+            self._completion[j] = now
+            self.status[j] = DONE
+        else:
+            busy = now - self._work_start[j]
+            done = busy * self._rate[j] if busy > 0 else 0.0
+            self.rem[j] = max(self.rem[j] - done, 0.0)
+            self._att_work[j] += done
+            self.status[j] = WAITING
+        gpus = self._gpus[j]
+        self._att_gpu[j] += (now - seg_start) * gpus
+        free = self.free
+        for s, c in allocation:
+            free[s] += c
+        self.total_free += gpus
+        self.alloc[j] = None
+        slot = self._slot_of[j]
+        self._slot_of[j] = -1
+        self.slot_job[slot] = -1
+        self._free_slots.append(slot)
+        self._running_cache = None
+        self._version[j] += 1
+
+    # ----------------------------------------------------------------- decisions
+    def _apply(self, decision: Decision) -> None:
+        name = self.policy.name
+        ids = self.view.job_ids
+        n = len(ids)
+        seen: set[int] = set()
+        for j in decision.preempts:
+            if not (isinstance(j, int | np.integer) and 0 <= j < n):
+                raise PolicyError(f"policy {name!r} preempted unknown job {j!r}")
+            if self.status[j] != RUNNING or j in seen:
+                raise PolicyError(
+                    f"policy {name!r} preempted job {ids[j]!r} at t={self.now}, "
+                    "which is not running"
+                )
+            seen.add(j)
+            self._stop(int(j), finished=False)
+        started: set[int] = set()
+        for st in decision.starts:
+            j = st.job
+            if not (isinstance(j, int | np.integer) and 0 <= j < n):
+                raise PolicyError(f"policy {name!r} started unknown job {j!r}")
+            if self.status[j] != WAITING or j in started:
+                raise PolicyError(
+                    f"policy {name!r} started job {ids[j]!r} at t={self.now}, which is not "
+                    "waiting (unreleased, running or done)"
+                )
+            self._check_allocation(int(j), st.allocation)
+            started.add(j)
+            self._start(int(j), st.allocation)
+        wake = decision.wake_at_s
+        if wake is not None:
+            if not (wake > self.now):
+                raise PolicyError(
+                    f"policy {name!r} asked to wake at {wake!r}, not after now={self.now}"
+                )
+            if math.isfinite(wake):
+                heapq.heappush(self._events, (wake, _WAKE, -1, self._wake_version))
+
+    def _check_allocation(self, j: int, allocation: Allocation) -> None:
+        name = self.policy.name
+        job_id = self.view.job_ids[j]
+        n_servers = self.capacity.size
+        total = 0
+        last = -1
+        try:
+            for s, c in allocation:
+                if not (isinstance(s, int | np.integer) and last < s < n_servers):
+                    raise PolicyError(
+                        f"policy {name!r} gave job {job_id!r} server {s!r}: servers must exist "
+                        "and be listed once, in increasing order"
+                    )
+                if not (isinstance(c, int | np.integer) and 1 <= c <= self.free[s]):
+                    raise PolicyError(
+                        f"policy {name!r} gave job {job_id!r} {c!r} GPUs on server {s} at "
+                        f"t={self.now}, which has {self.free[s]} free"
+                    )
+                last = int(s)
+                total += int(c)
+        except (TypeError, ValueError):
+            raise PolicyError(
+                f"policy {name!r} gave job {job_id!r} a malformed allocation {allocation!r}"
+            ) from None
+        if total != self._gpus[j]:
+            raise PolicyError(
+                f"policy {name!r} gave job {job_id!r} {total} GPUs; it needs exactly "
+                f"{self._gpus[j]} (gang)"
+            )
+
+    # ----------------------------------------------------------------- the loop
+    def run(self) -> Schedule:
+        """Simulate until every job completes.
+
+        Returns
+        -------
+        Schedule
+            Not yet validated; :func:`simulate` validates it.
+        """
+        jobs = self.instance.jobs
+        n = len(jobs)
+        order = np.argsort(self.job_release, kind="stable").tolist()
+        release = self.job_release[order].tolist()
+        events = self._events
+        policy = self.policy
+        view = self.view
+        pop = heapq.heappop
+        inf = math.inf
+        policy.reset(view, self.rng)
+        next_arrival = 0
+        finished = 0
+        while finished < n:
+            # A wake-up superseded by a later decision is not an event.
+            while events and events[0][1] == _WAKE and events[0][3] != self._wake_version:
+                pop(events)
+            t = events[0][0] if events else inf
+            if next_arrival < n and release[next_arrival] < t:
+                t = release[next_arrival]
+            if t == inf:
+                waiting = sum(1 for s in self.status if s == WAITING)
+                raise PolicyError(
+                    f"policy {policy.name!r} left {waiting} jobs waiting at t={self.now} with "
+                    "nothing running, no arrival to come and no wake-up"
+                )
+            self.now = t
+            while events and events[0][0] <= t:
+                _, kind, j, version = pop(events)
+                if kind == _COMPLETION and version == self._version[j]:
+                    self._stop(j, finished=True)
+                    finished += 1
+                    policy.on_completion(j, view)
+            if next_arrival < n and release[next_arrival] <= t:
+                first = next_arrival
+                while next_arrival < n and release[next_arrival] <= t:
+                    next_arrival += 1
+                batch = order[first:next_arrival]
+                self._predict(batch)
+                for j in batch:
+                    self.status[j] = WAITING
+                    policy.on_arrival(j, view)
+            if finished == n:
+                break
+            decision = policy.decide(view)
+            self._wake_version += 1
+            if decision is not NO_DECISION:
+                self._apply(decision)
+        return Schedule(
+            runs=tuple(
+                JobRun(
+                    id=job.id,
+                    release_s=job.release_s,
+                    completion_s=self._completion[i],
+                    segments=tuple(
+                        Segment(start_s=a, end_s=b, allocation=c) for a, b, c in self._segments[i]
+                    ),
+                )
+                for i, job in enumerate(jobs)
+            ),
+            restore_overhead_s=self.restore_overhead_s,
+        )
+
+    def _predict(self, batch: list[int]) -> None:
+        jobs = self.instance.jobs
+        values = np.asarray(self.predictor.predict([jobs[j] for j in batch]), dtype=np.float64)
+        if values.shape != (len(batch),) or not np.all(np.isfinite(values)) or np.any(values <= 0):
+            raise ModelError(
+                f"predictor {type(self.predictor).__name__} must return one finite positive "
+                f"value per job, got {values!r}"
+            )
+        self.predicted[batch] = values
+
+
+def simulate(
+    instance: Instance,
+    policy: str | Policy = "a-srpt",
+    *,
+    predictor: Predictor | None = None,
+    speed: SpeedModel | None = None,
+    restore_overhead_s: float = 0.0,
+    seed: int | np.random.Generator | None = None,
+    **policy_params: Any,
+) -> SimulationResult:
+    """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
+
+    Parameters
+    ----------
+    instance : Instance
+    policy : str or Policy
+        A registered name (see :data:`asrpt_opt.policies.POLICIES`) or a policy object.
+    predictor : Predictor, optional
+        Predicts each job's work at its arrival; defaults to the oracle (the truth).
+    speed : SpeedModel, optional
+        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed`.
+    restore_overhead_s : float
+        Seconds a resumed job holds its GPUs before making progress again.
+    seed : int, Generator or None
+        Randomness for the policy and the predictor.
+    **policy_params
+        Passed to the policy's constructor when ``policy`` is a name.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    PolicyError
+        If the policy makes an infeasible decision or stalls.
+    ScheduleError
+        If the schedule fails validation (a simulator bug).
+
+    Examples
+    --------
+    >>> from asrpt_opt.model import Cluster, Instance, Job
+    >>> inst = Instance(name="x", cluster=Cluster(servers=(2,)), jobs=(
+    ...     Job(id="a", release_s=0, gpus=2, duration_s=6),
+    ...     Job(id="b", release_s=2, gpus=2, duration_s=2)))
+    >>> simulate(inst, "srtf").metrics.total_weighted_completion_s
+    12.0
+    """
+    # Imported here: the policies import the simulator's view, so the registry cannot be
+    # imported while this module loads.
+    from asrpt_opt.policies import make_policy
+
+    rng = np.random.default_rng(seed)
+    pol = make_policy(policy, **policy_params) if isinstance(policy, str) else policy
+    if not isinstance(policy, str) and policy_params:
+        raise TypeError("policy parameters are only accepted with a policy name")
+    speed = speed or AbstractSpeed()
+    if predictor is None:
+        predictor = OraclePredictor()
+    sim = Simulator(
+        instance,
+        pol,
+        speed=speed,
+        predictor=predictor,
+        restore_overhead_s=restore_overhead_s,
+        rng=rng,
+    )
+    schedule = sim.run()
+    validate_schedule(instance, schedule, speed=speed)
+    metrics = compute_metrics(instance, schedule, speed=speed)
+    logger.debug("simulated %s on %s: %s", pol.name, instance.name, metrics)
+    return SimulationResult(
+        policy=pol.name, schedule=schedule, metrics=metrics, predicted_work=sim.predicted.copy()
+    )

@@ -1,0 +1,158 @@
+"""What a policy sees of the simulation (read-only) and what it may answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.speed import Allocation
+
+if TYPE_CHECKING:
+    from asrpt_opt.sim.engine import Simulator
+
+__all__ = [
+    "DONE",
+    "NO_DECISION",
+    "RUNNING",
+    "UNRELEASED",
+    "WAITING",
+    "ClusterView",
+    "Decision",
+    "Start",
+]
+
+UNRELEASED, WAITING, RUNNING, DONE = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Start (or resume) ``job`` on ``allocation``."""
+
+    job: int
+    allocation: Allocation
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A policy's answer at one instant.
+
+    Preemptions are applied first, then starts. ``wake_at_s`` asks the simulator to consult
+    the policy again at that time even if no job arrives or completes; each decision's
+    ``wake_at_s`` replaces the previous one (None cancels it), so a policy states at every
+    decision the one future instant it cares about.
+    """
+
+    starts: tuple[Start, ...] = ()
+    preempts: tuple[int, ...] = ()
+    wake_at_s: float | None = None
+
+
+#: The answer "change nothing".
+NO_DECISION = Decision()
+
+
+_A = TypeVar("_A", bound="np.ndarray[Any, Any]")
+
+
+def _ro(a: _A) -> _A:
+    v: _A = a.view()
+    v.setflags(write=False)
+    return v
+
+
+class ClusterView:
+    """A read-only window on the simulator's state, given to policies.
+
+    It shows what an online scheduler knows: jobs that have arrived (their width, weight,
+    release and predicted work, never their true length), which are running where, how much
+    service each has received, and the free GPUs per server. Jobs are identified by their
+    index in the instance.
+    """
+
+    __slots__ = (
+        "_sim",
+        "best_rate",
+        "capacity",
+        "cluster",
+        "free_gpus",
+        "job_gpus",
+        "job_ids",
+        "job_release_s",
+        "job_weight",
+        "predicted_work",
+        "restore_overhead_s",
+    )
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+        self.cluster: Cluster = sim.instance.cluster
+        self.capacity = _ro(sim.capacity)
+        self.free_gpus = _ro(sim.free)
+        self.job_gpus = _ro(sim.job_gpus)
+        self.job_release_s = _ro(sim.job_release)
+        self.job_weight = _ro(sim.job_weight)
+        self.job_ids: tuple[str, ...] = tuple(j.id for j in sim.instance.jobs)
+        self.predicted_work = _ro(sim.predicted)
+        self.best_rate = _ro(sim.best_rate)
+        self.restore_overhead_s: float = sim.restore_overhead_s
+
+    @property
+    def now_s(self) -> float:
+        """Current simulated time."""
+        return self._sim.now
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs in the cluster."""
+        return self._sim.total_gpus
+
+    @property
+    def total_free(self) -> int:
+        """Free GPUs in the whole cluster."""
+        return self._sim.total_free
+
+    @property
+    def n_jobs(self) -> int:
+        """Jobs in the instance (arrived or not)."""
+        return len(self.job_ids)
+
+    def status(self, job: int) -> int:
+        """One of :data:`UNRELEASED`, :data:`WAITING`, :data:`RUNNING`, :data:`DONE`."""
+        return self._sim.status[job]
+
+    def allocation(self, job: int) -> Allocation | None:
+        """GPUs a running job holds, or None."""
+        return self._sim.alloc[job]
+
+    def was_started(self, job: int) -> bool:
+        """True if the job ran before (so resuming it pays the restore overhead)."""
+        return self._sim.started[job]
+
+    def attained_work(self, job: int) -> float:
+        """Work units the job has processed so far."""
+        return self._sim.attained_work(job)
+
+    def attained_gpu_s(self, job: int) -> float:
+        """GPU-seconds the job has held so far (Tiresias' attained service)."""
+        return self._sim.attained_gpu_s(job)
+
+    def running_jobs(self) -> NDArray[np.int64]:
+        """Indices of the running jobs, in slot order (aligned with the ``running_*`` arrays)."""
+        return self._sim.running_slots()[1]
+
+    def running_attained_work(self) -> NDArray[np.float64]:
+        """Attained work of each running job, aligned with :meth:`running_jobs`."""
+        return self._sim.running_attained_work()
+
+    def running_attained_gpu_s(self) -> NDArray[np.float64]:
+        """Attained GPU-seconds of each running job, aligned with :meth:`running_jobs`."""
+        return self._sim.running_attained_gpu_s()
+
+    def running_rate(self) -> NDArray[np.float64]:
+        """Current rate (work units per second) of each running job."""
+        slots, _ = self._sim.running_slots()
+        return self._sim.slot_rate[slots]

@@ -1,0 +1,185 @@
+"""The command line: JSON contracts, tables, exit status 2 on bad input, determinism."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asrpt_opt.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = str(ROOT / "instances" / "examples" / "tiny-abstract.json")
+DNN = str(ROOT / "instances" / "examples" / "tiny-example.json")
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_validate(capsys):
+    status, out, _ = run(capsys, "validate", DNN, "--json")
+    assert status == 0
+    info = json.loads(out)
+    assert info == {
+        "valid": True,
+        "name": "tiny-example",
+        "n_jobs": 3,
+        "abstract_jobs": 2,
+        "dnn_jobs": 1,
+        "servers": [4, 4],
+        "total_gpus": 8,
+    }
+    status, out, _ = run(capsys, "validate", TINY)
+    assert "valid (5 jobs" in out
+
+
+def test_relax_json_keys(capsys):
+    status, out, _ = run(capsys, "relax", TINY, "--json")
+    data = json.loads(out)
+    assert status == 0
+    for key in ("srpt_area_bound_s", "release_plus_length_bound_s", "lower_bound_s"):
+        assert isinstance(data[key], float)
+    assert data["weighted"] is True
+    assert data["lower_bound_s"] == max(
+        data["release_plus_length_bound_s"], data["mean_busy_time_bound_s"]
+    )
+    status, out, _ = run(capsys, "relax", TINY)
+    assert "lower bound on sum w_j C_j" in out
+    assert "weights differ" in out
+
+
+@pytest.mark.parametrize("policy", ["a-srpt", "fifo", "sjf", "srtf", "srsf", "2d-las"])
+def test_simulate_json_contract(capsys, policy):
+    status, out, _ = run(capsys, "simulate", TINY, "--policy", policy, "--json")
+    assert status == 0
+    data = json.loads(out)
+    assert data["policy"] == policy
+    assert {
+        "total_weighted_completion_s",
+        "mean_jct_s",
+        "jobs",
+        "metrics",
+        "lower_bound_s",
+    } <= set(data)
+    assert [j["id"] for j in data["jobs"]] == ["j0", "j1", "j2", "j3", "j4"]
+    for job in data["jobs"]:
+        assert set(job) == {"id", "release_s", "completion_s", "segments"}
+        for seg in job["segments"]:
+            assert set(seg) == {"start_s", "end_s", "gpus"}
+            assert all(k.isdigit() and v >= 1 for k, v in seg["gpus"].items())
+    weights = [1, 2, 1, 1, 3]
+    total = sum(w * j["completion_s"] for w, j in zip(weights, data["jobs"], strict=True))
+    assert data["total_weighted_completion_s"] == pytest.approx(total)
+    assert data["total_weighted_completion_s"] >= data["lower_bound_s"]
+
+
+def test_simulate_table_and_gantt(capsys, tmp_path):
+    png = tmp_path / "g.png"
+    status, out, _ = run(
+        capsys,
+        "simulate",
+        TINY,
+        "--policy",
+        "srtf",
+        "--gantt",
+        str(png),
+        "--predictor",
+        "noisy",
+        "--mu",
+        "2",
+        "--restore-overhead",
+        "0.5",
+    )
+    assert status == 0
+    assert "mean_jct_s" in out
+    assert "ratio" in out
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["simulate", "missing.json"], "missing.json: cannot read file"),
+        (["simulate", TINY, "--policy", "lifo"], "unknown policy 'lifo'"),
+        (["simulate", DNN], "DNN job"),
+        (["simulate", TINY, "--restore-overhead", "-1"], "restore_overhead_s"),
+        (["simulate", TINY, "--predictor", "noisy", "--mu", "0.5"], "mu must be >= 1"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, words):
+    status, out, err = run(capsys, *argv)
+    assert status == 2
+    assert out == ""
+    assert err.startswith("asrpt-opt: error: ")
+    assert words in err
+    assert err.count("\n") == 1
+
+
+def test_bad_instance_file_through_the_real_entry_point(tmp_path):
+    bad = tmp_path / "bad.json"
+    doc = json.loads(Path(TINY).read_text())
+    doc["jobs"][3]["gpus"] = 12
+    bad.write_text(json.dumps(doc))
+    proc = subprocess.run(
+        [sys.executable, "-m", "asrpt_opt", "simulate", str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert (
+        proc.stderr == f"asrpt-opt: error: {bad}: jobs[3].gpus: 12 exceeds the cluster's 8 GPUs\n"
+    )
+    assert "Traceback" not in proc.stderr
+
+
+def test_simulate_json_is_byte_identical_across_processes():
+    inst = str(ROOT / "instances" / "demo" / "gavel-philly-400.json")
+    cmd = [
+        sys.executable,
+        "-m",
+        "asrpt_opt",
+        "simulate",
+        inst,
+        "--policy",
+        "a-srpt",
+        "--predictor",
+        "noisy",
+        "--seed",
+        "3",
+        "--json",
+    ]
+    first = subprocess.run(cmd, capture_output=True, check=True).stdout
+    second = subprocess.run(cmd, capture_output=True, check=True).stdout
+    assert first == second
+    assert len(first) > 10000
+
+
+def test_demo_writes_table_and_plots(capsys, tmp_path):
+    status, out, _err = run(
+        capsys, "demo", "--out", str(tmp_path / "o"), "--n-jobs", "60", "--cluster", "4x8"
+    )
+    assert status == 0
+    for name in ("a-srpt", "fifo", "sjf", "srtf", "srsf", "2d-las"):
+        assert name in out
+    assert "ratio" in out
+    assert str(tmp_path / "o") in out
+    for png in ("comparison.png", "gantt-a-srpt.png"):
+        assert (tmp_path / "o" / png).read_bytes()[:4] == b"\x89PNG"
+    status, out, _ = run(capsys, "demo", "--out", str(tmp_path / "o"), "--n-jobs", "60", "--json")
+    data = json.loads(out)
+    assert set(data["policies"]) == {"a-srpt", "fifo", "sjf", "srtf", "srsf", "2d-las"}
+    assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())
+
+
+def test_bad_cluster_argument_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--cluster", "8y8"])
+    assert info.value.code == 2
+    assert "invalid cluster" in capsys.readouterr().err

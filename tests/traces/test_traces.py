@@ -1,0 +1,68 @@
+"""Bundled workloads: the Gavel/Philly trace and the synthetic generator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model import dumps_instance, load_instance
+from asrpt_opt.traces import gavel_instance, philly_like, read_gavel_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_trace_reads_completely():
+    rows = read_gavel_trace()
+    assert len(rows) == 2000
+    assert rows[0].job_type == "Transformer (batch size 128)"
+    assert rows[0].total_steps == 15486530
+    assert rows[0].gpus == 1
+
+
+def test_demo_instance_file_matches_the_generator():
+    path = ROOT / "instances" / "demo" / "gavel-philly-400.json"
+    assert dumps_instance(gavel_instance()) == path.read_text()
+    inst = load_instance(path)
+    assert inst.n_jobs == 400
+    assert inst.cluster.total_gpus == 64
+    assert inst.provenance["imputed_throughputs"] == 71
+
+
+def test_gavel_durations_come_from_measured_throughput():
+    inst = gavel_instance(n_jobs=1)
+    # Transformer bs128 on 1 V100: 15,486,530 steps at the table's steps/s.
+    from asrpt_opt.traces.gavel import gavel_throughputs
+
+    tput = gavel_throughputs()["v100"][str(("Transformer (batch size 128)", 1))]["null"]
+    assert inst.jobs[0].duration_s == pytest.approx(15486530 / tput, abs=1e-3)
+    assert inst.jobs[0].features["batch_size"] == 128
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("a\tb\tc\n", "expected 7 tab-separated columns, got 3"),
+        ("LM\tcmd\t-n\t1\tmany\t0.0\t1\n", "bad number"),
+        ("LM\tcmd\t-n\t1\t100\t0.0\t0\n", ">= 1"),
+    ],
+)
+def test_bad_trace_rows_name_file_and_line(tmp_path, line, words):
+    file = tmp_path / "t.trace"
+    file.write_text("LM (batch size 5)\tcmd\t-n\t1\t100\t0.0\t1\n" + line)
+    with pytest.raises(InstanceError, match=rf"t\.trace: line 2: .*{words}"):
+        read_gavel_trace(file)
+
+
+def test_philly_like_is_seeded_and_hits_the_load():
+    a = philly_like(2000, seed=5, load=0.8)
+    b = philly_like(2000, seed=np.random.default_rng(5), load=0.8)
+    assert dumps_instance(a) == dumps_instance(b)
+    assert dumps_instance(a) != dumps_instance(philly_like(2000, seed=6, load=0.8))
+    area = sum(j.gpus * j.duration_s for j in a.jobs)
+    horizon = a.jobs[-1].release_s
+    assert area / (a.cluster.total_gpus * horizon) == pytest.approx(0.8, rel=0.1)
+    with pytest.raises(ValueError, match="load"):
+        philly_like(5, load=0)
