@@ -125,35 +125,34 @@ class ListScheduler:
         if self._n_waiting == 0 or (view.total_free == 0 and not self.preemptive):
             return self._finish([], [], view)
         total_free = view.total_free
+        # GPUs held by running jobs, all of which a preemptive policy might reclaim.
+        spare = view.total_gpus - total_free if self.preemptive else 0
         free = view.free_gpus.copy()
         starts: list[Start] = []
         preempts: list[int] = []
-        blocked: set[int] = set()
-        running = _Running(self, view) if self.preemptive else None
-        while True:
-            spare = running.spare if running is not None else 0
-            limit = total_free + spare if self.backfill else 1 << 62
-            best: tuple[float, int, int] | None = None
-            best_width = 0
-            for width in self._widths:
-                if width > limit:
-                    break
-                if width in blocked:
-                    continue
-                head = self._head(width)
-                if head is not None and (best is None or head < best):
-                    best, best_width = head, width
-            if best is None:
-                break
-            key, job, _ = best
-            if best_width > total_free:
+        running: _Running | None = None
+        # One candidate per width: the head of its heap. Popping candidates in key order
+        # visits waiting jobs in priority order without scanning the queues.
+        cands = []
+        for width in self._widths:
+            head = self._head(width)
+            if head is not None:
+                cands.append((*head, width))
+        heapq.heapify(cands)
+        while cands:
+            key, job, _, width = heapq.heappop(cands)
+            if width > total_free:
                 victims = None
-                if running is not None:
-                    victims = running.victims(key, best_width - total_free)
-                if victims is None or not self.worth_preempting(job, victims, view):
-                    if victims is not None and running is not None:
-                        running.spare_again(victims)
-                    blocked.add(best_width)
+                if width <= total_free + spare:
+                    if running is None:
+                        running = _Running(self, view)
+                    victims = running.victims(key, width - total_free)
+                if victims is not None and not self.worth_preempting(job, victims, view):
+                    assert running is not None
+                    running.spare_again(victims)
+                    victims = None
+                if victims is None:
+                    # No later job of this width can start either: drop the width.
                     if not self.backfill:
                         break
                     continue
@@ -162,18 +161,22 @@ class ListScheduler:
                     assert allocation is not None
                     for s, c in allocation:
                         free[s] += c
-                    total_free += int(view.job_gpus[victim])
+                    gpus = int(view.job_gpus[victim])
+                    total_free += gpus
+                    spare -= gpus
                     preempts.append(victim)
             # Placement succeeds whenever enough GPUs are free in total (jobs may span servers).
             allocation = self.place(job, free, view)
             if allocation is None:
-                blocked.add(best_width)
                 continue
             for s, c in allocation:
                 free[s] -= c
-            total_free -= best_width
-            self._dequeue(best_width)
+            total_free -= width
+            self._dequeue(width)
             starts.append(Start(job, allocation))
+            head = self._head(width)
+            if head is not None:
+                heapq.heappush(cands, (*head, width))
         # Preempted jobs queue again only now, so none restarts in the decision that stopped it.
         for victim in preempts:
             self._enqueue(victim, self.waiting_key(victim, view), view)
@@ -194,10 +197,9 @@ class _Running:
         self._view = view
         self.jobs = view.running_jobs()
         self.gpus = view.job_gpus[self.jobs]
-        self.spare = int(self.gpus.sum())  # GPUs of running jobs that may still be preempted
         self._keys: NDArray[np.float64] | None = None
         self._alive = np.ones(self.jobs.size, dtype=bool)
-        self._slot = {int(j): i for i, j in enumerate(self.jobs.tolist())}
+        self._max_key = np.inf
 
     def victims(self, key: float, need: int) -> list[int] | None:
         """Fewest lower-priority running jobs (largest keys first) that free ``need`` GPUs.
@@ -207,6 +209,9 @@ class _Running:
         """
         if self._keys is None:
             self._keys = self._scheduler.running_keys(self.jobs, self._view)
+            self._max_key = float(self._keys.max()) if self._keys.size else -np.inf
+        if key >= self._max_key:  # the usual case under load: nobody ranks below the job
+            return None
         keys, gpus, jobs = self._keys, self.gpus, self.jobs
         cand = np.flatnonzero(self._alive & (keys > key))
         if cand.size == 0 or int(gpus[cand].sum()) < need:
@@ -224,13 +229,16 @@ class _Running:
             if got - int(gpus[i]) >= need:
                 chosen.remove(i)
                 got -= int(gpus[i])
-        self._alive[chosen] = False
-        self.spare -= int(gpus[chosen].sum())
+        self._set_alive(chosen, False)
         return [int(jobs[i]) for i in chosen]
 
     def spare_again(self, victims: list[int]) -> None:
         """Undo :meth:`victims` when the policy decides the preemption is not worth it."""
-        for v in victims:
-            i = self._slot[v]
-            self._alive[i] = True
-            self.spare += int(self.gpus[i])
+        slots = np.flatnonzero(np.isin(self.jobs, victims))
+        self._set_alive(slots.tolist(), True)
+
+    def _set_alive(self, slots: list[int], alive: bool) -> None:
+        assert self._keys is not None
+        self._alive[slots] = alive
+        live = self._keys[self._alive]
+        self._max_key = float(live.max()) if live.size else -np.inf

@@ -8,12 +8,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.policies._list import ListScheduler
-from asrpt_opt.sim.view import ClusterView, Decision, Start
+from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
-__all__ = ["ADAPTIVE_RULES", "ASRPT"]
+__all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS"]
 
 #: How a job's predicted work is raised when it runs past its prediction.
 ADAPTIVE_RULES = ("double", "additive", "none")
+
+#: How jobs that have finished on the virtual machine are ordered among themselves.
+FINISHED_ORDERS = ("virtual", "remaining")
 
 # A job "runs past" its prediction only beyond this relative margin, so that float rounding
 # of an exact (oracle) prediction never triggers a raise before the job's completion event.
@@ -26,10 +29,17 @@ class ASRPT(ListScheduler):
     1. Each arriving job j becomes a job of size ``v_j = q_j * p_hat_j / M`` on one virtual
        machine of speed 1, where ``p_hat_j`` is its predicted length on its best placement.
        The virtual machine runs preemptive SRPT (Schrage), advanced lazily to each event.
-    2. Jobs are ranked by their remaining virtual work; a job that has finished on the
-       virtual machine ranks first, earlier virtual completions first. Because SRPT only ever
-       processes the job with the least remaining work, this order never changes between two
-       arrivals, so the keys stay consistent with one re-key per virtual event.
+    2. Jobs are ranked by their remaining virtual work. Jobs that have finished on the virtual
+       machine rank first; among them (the paper is silent) ``finished_order="remaining"``
+       (default) ranks by predicted remaining GPU-time (SRPT on what is really left), and
+       ``"virtual"`` by virtual completion time (list scheduling in the relaxation's
+       completion order, as in Hall, Schulz, Shmoys and Wein [3]_). Because SRPT only ever
+       processes the job with the least remaining work, the virtual order never changes
+       between two arrivals, so the keys stay consistent with one re-key per virtual event.
+       The virtual machine lets a job of q GPUs run M/q times faster than it can on the
+       cluster, so on a large cluster narrow jobs finish virtually almost at once; with
+       ``"virtual"`` the ranking then degenerates towards arrival order (README shows the
+       measured effect).
     3. Going down that ranking, each job keeps or gets GPUs (consolidated placement, best fit),
        preempting lower-ranked running jobs when it does not fit, and only when each victim's
        predicted remaining time exceeds the restore overhead ("worth it": a job about to finish
@@ -42,6 +52,8 @@ class ASRPT(ListScheduler):
     ----------
     adaptive : {"double", "additive", "none"}
         The prediction-raising rule.
+    finished_order : {"remaining", "virtual"}
+        Order among jobs that have finished on the virtual machine.
     backfill : bool
 
     References
@@ -50,29 +62,42 @@ class ASRPT(ListScheduler):
        jobs" (A-SRPT), IEEE INFOCOM 2025, arXiv:2501.05563.
     .. [2] L. Schrage, "A proof of the optimality of the shortest remaining processing time
        discipline", Operations Research 16(3):687-690, 1968.
+    .. [3] L. A. Hall, A. S. Schulz, D. B. Shmoys, J. Wein, "Scheduling to minimize average
+       completion time: off-line and on-line approximation algorithms", Mathematics of
+       Operations Research 22(3):513-544, 1997.
     """
 
     name = "a-srpt"
     preemptive = True
 
-    def __init__(self, *, adaptive: str = "double", backfill: bool = True) -> None:
+    def __init__(
+        self, *, adaptive: str = "double", finished_order: str = "remaining", backfill: bool = True
+    ) -> None:
         super().__init__(backfill=backfill)
         self.adaptive = adaptive
+        self.finished_order = finished_order
 
     # ----------------------------------------------------------------- virtual machine
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Start an empty virtual machine."""
         if self.adaptive not in ADAPTIVE_RULES:
             raise ValueError(f"adaptive must be one of {ADAPTIVE_RULES}, got {self.adaptive!r}")
+        if self.finished_order not in FINISHED_ORDERS:
+            raise ValueError(
+                f"finished_order must be one of {FINISHED_ORDERS}, got {self.finished_order!r}"
+            )
         super().reset(view, rng)
         n = view.n_jobs
         self._key = np.zeros(n)
         self._pred = np.zeros(n)  # current predicted work (raised adaptively)
         self._first_pred = np.zeros(n)
+        self._vdone = np.zeros(n, dtype=bool)  # finished on the virtual machine
         self._vheap: list[tuple[float, int, int]] = []  # (remaining, job, version)
         self._vver = [0] * n
         self._vt = 0.0
         self._scale = 1.0 / view.total_gpus
+        self._cross: list[tuple[float, int, int]] = []  # (time, job, watch sequence)
+        self._cross_seq = [0] * n
 
     def _virtual_size(self, job: int, work: float, view: ClusterView) -> float:
         return float(view.job_gpus[job]) * work / float(view.best_rate[job]) * self._scale
@@ -92,9 +117,14 @@ class ASRPT(ListScheduler):
             if t + rem <= now:
                 heapq.heappop(heap)
                 t += rem
-                # Finished on the virtual machine: ranks before every unfinished job, and
-                # after the jobs that finished earlier.
-                self._rekey(job, -1.0 / (1.0 + t), view)
+                # Finished on the virtual machine: ranks before every unfinished job (keys
+                # below zero), among the finished ones by virtual completion time or by
+                # remaining service.
+                self._vdone[job] = True
+                if self.finished_order == "virtual":
+                    self._rekey(job, -1.0 / (1.0 + t), view)
+                else:
+                    self._rekey(job, self._service_key(job, view), view)
             else:
                 left = rem - (now - t)
                 heapq.heapreplace(heap, (left, job, ver))
@@ -116,13 +146,26 @@ class ASRPT(ListScheduler):
         self._vpush(job, self._virtual_size(job, pred, view), view)
         super().on_arrival(job, view)
 
+    def _service_key(self, job: int, view: ClusterView) -> float:
+        left = max(self._pred[job] - view.attained_work(job), 0.0) / view.best_rate[job]
+        return -1.0 / (1.0 + float(view.job_gpus[job]) * left)
+
     def waiting_key(self, job: int, view: ClusterView) -> float:
         """The job's rank key on the virtual machine."""
+        if self.finished_order == "remaining" and self._vdone[job]:
+            return self._service_key(job, view)
         return float(self._key[job])
 
     def running_keys(self, jobs: NDArray[np.int64], view: ClusterView) -> NDArray[np.float64]:
         """Rank keys of the running jobs."""
         out: NDArray[np.float64] = self._key[jobs]
+        if self.finished_order == "remaining":
+            done = self._vdone[jobs]
+            if done.any():
+                out = out.copy()
+                left = np.maximum(self._pred[jobs] - view.running_attained_work(), 0.0)
+                service = view.job_gpus[jobs] * left / view.best_rate[jobs]
+                out[done] = -1.0 / (1.0 + service[done])
         return out
 
     def worth_preempting(self, job: int, victims: list[int], view: ClusterView) -> bool:
@@ -143,19 +186,30 @@ class ASRPT(ListScheduler):
             self._raise_overrun(view)
         return super().decide(view)
 
+    def _watch(self, job: int, view: ClusterView, rate: float) -> None:
+        # Earliest instant the job's attained work can pass its prediction at ``rate``; an
+        # early estimate only costs a wake-up that re-arms the watch with the true rate.
+        self._cross_seq[job] += 1
+        left = self._pred[job] * (1.0 + 2.0 * _MARGIN) - view.attained_work(job)
+        when = view.now_s + max(left, 0.0) / rate
+        heapq.heappush(self._cross, (when, job, self._cross_seq[job]))
+
     def _raise_overrun(self, view: ClusterView) -> None:
-        jobs = view.running_jobs()
-        if jobs.size == 0:
-            return
-        attained = view.running_attained_work()
-        over = attained >= self._pred[jobs] * (1.0 + _MARGIN)
-        if not over.any():
-            return
-        for j, att in zip(jobs[over].tolist(), attained[over].tolist(), strict=True):
-            new = 2.0 * att if self.adaptive == "double" else att + self._first_pred[j]
-            extra = self._virtual_size(j, new - self._pred[j], view)
-            self._pred[j] = new
-            self._extend(j, extra, view)
+        now = view.now_s
+        heap = self._cross
+        while heap and heap[0][0] <= now:
+            _, j, seq = heapq.heappop(heap)
+            if seq != self._cross_seq[j] or view.status(j) != RUNNING:
+                continue
+            attained = view.attained_work(j)
+            if attained >= self._pred[j] * (1.0 + _MARGIN):
+                new = (
+                    2.0 * attained if self.adaptive == "double" else attained + self._first_pred[j]
+                )
+                extra = self._virtual_size(j, new - self._pred[j], view)
+                self._pred[j] = new
+                self._extend(j, extra, view)
+            self._watch(j, view, view.rate(j))
 
     def _extend(self, job: int, extra: float, view: ClusterView) -> None:
         # ``_advance`` has just re-keyed every unfinished job to its exact remaining virtual
@@ -163,8 +217,13 @@ class ASRPT(ListScheduler):
         # Its old heap entry is retired by the version bump in ``_vpush``.
         current = float(self._key[job])
         remaining = current if current > 0 else 0.0
+        self._vdone[job] = False
         self._vpush(job, remaining + extra, view)
         self._rekey(job, remaining + extra, view)
+
+    def on_completion(self, job: int, view: ClusterView) -> None:
+        """Stop watching the job's prediction."""
+        self._cross_seq[job] += 1
 
     def wake_time(
         self, view: ClusterView, starts: list[Start], preempts: list[int]
@@ -172,18 +231,14 @@ class ASRPT(ListScheduler):
         """The earliest instant a running job could pass its prediction."""
         if self.adaptive == "none":
             return None
-        jobs = view.running_jobs()
-        keep = ~np.isin(jobs, preempts) if preempts else np.ones(jobs.size, dtype=bool)
-        # Aim past the margin so that, at the wake-up, the check above surely fires.
-        aim = 1.0 + 2.0 * _MARGIN
-        left = self._pred[jobs] * aim - view.running_attained_work()
-        times = left[keep] / view.running_rate()[keep]
-        if starts:
-            new = np.array([s.job for s in starts], dtype=np.int64)
-            new_left = self._pred[new] * aim - np.array([view.attained_work(int(j)) for j in new])
+        for v in preempts:
+            self._cross_seq[v] += 1
+        for st in starts:
             # The fastest possible rate gives the earliest possible crossing.
-            times = np.concatenate([times, new_left / view.best_rate[new]])
-        if times.size == 0:
-            return None
-        wake = view.now_s + float(times.min())
-        return wake if wake > view.now_s else None
+            self._watch(st.job, view, float(view.best_rate[st.job]))
+        heap = self._cross
+        while heap and heap[0][2] != self._cross_seq[heap[0][1]]:
+            heapq.heappop(heap)
+        if heap and heap[0][0] > view.now_s:
+            return heap[0][0]
+        return None

@@ -169,6 +169,10 @@ class Simulator:
             return self._att_work[job] + (busy * self._rate[job] if busy > 0 else 0.0)
         return self._att_work[job]
 
+    def rate_of(self, job: int) -> float:
+        """Current rate of ``job`` (0 unless it is running)."""
+        return self._rate[job] if self.status[job] == RUNNING else 0.0
+
     def attained_gpu_s(self, job: int) -> float:
         """GPU-seconds ``job`` has held at the current time."""
         if self.status[job] == RUNNING:

@@ -132,6 +132,10 @@ class ClusterView:
         """True if the job ran before (so resuming it pays the restore overhead)."""
         return self._sim.started[job]
 
+    def rate(self, job: int) -> float:
+        """Current rate (work units per second) of a running job; 0 if it is not running."""
+        return self._sim.rate_of(job)
+
     def attained_work(self, job: int) -> float:
         """Work units the job has processed so far."""
         return self._sim.attained_work(job)

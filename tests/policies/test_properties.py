@@ -12,17 +12,26 @@ from asrpt_opt.relaxation import lower_bounds
 from asrpt_opt.sim import simulate, validate_schedule
 from tests.conftest import instances
 
+VARIANTS = [(name, {}) for name in sorted(POLICIES)] + [
+    ("a-srpt", {"finished_order": "virtual"}),
+    ("a-srpt", {"adaptive": "additive"}),
+    ("fifo", {"backfill": False}),
+    ("srtf", {"backfill": False}),
+]
 
-@pytest.mark.parametrize("policy", sorted(POLICIES))
+
+@pytest.mark.parametrize(("policy", "params"), VARIANTS)
 @settings(max_examples=40, deadline=None)
 @given(
     inst=instances(max_jobs=10, weighted=True),
     overhead=st.sampled_from([0.0, 0.5]),
     noisy=st.booleans(),
 )
-def test_schedules_are_valid_and_above_the_lower_bound(policy, inst, overhead, noisy):
+def test_schedules_are_valid_and_above_the_lower_bound(policy, params, inst, overhead, noisy):
     predictor = NoisyOraclePredictor(mu=3.0, seed=7) if noisy else None
-    res = simulate(inst, policy, predictor=predictor, restore_overhead_s=overhead, seed=1)
+    res = simulate(
+        inst, policy, predictor=predictor, restore_overhead_s=overhead, seed=1, **params
+    )
     validate_schedule(inst, res.schedule)  # simulate validated too; check independently
     lb = lower_bounds(inst)
     value = res.metrics.total_weighted_completion_s

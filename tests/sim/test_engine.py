@@ -136,6 +136,8 @@ def test_asrpt_without_adaptation_keeps_predictions():
     assert np.all(policy._pred == policy._first_pred)
     with pytest.raises(ValueError, match="adaptive"):
         simulate(inst, "a-srpt", adaptive="triple")
+    with pytest.raises(ValueError, match="finished_order"):
+        simulate(inst, "a-srpt", finished_order="fifo")
 
 
 def test_asrpt_does_not_preempt_a_job_about_to_finish():
