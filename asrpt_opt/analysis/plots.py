@@ -128,27 +128,24 @@ def plot_gantt(
         label_jobs = [j.id for j in instance.jobs] if n <= 30 else []
     labels = set(label_jobs)
     cmap = plt.get_cmap("tab20")
+    horizon = max((end for _, _, end, _ in lanes), default=0.0)
+    unit, scale = ("h", 3600.0) if horizon > 3 * 3600 else ("s", 1.0)
     fig, ax = plt.subplots(figsize=(11, max(3.0, 0.18 * m + 1.5)))
     for j, start, end, rows in lanes:
         colour = cmap(j % 20)
+        x0, width = start / scale, (end - start) / scale
         for r in rows:
-            ax.broken_barh([(start, end - start)], (r - 0.4, 0.8), facecolors=colour, lw=0)
+            ax.broken_barh([(x0, width)], (r - 0.4, 0.8), facecolors=colour, lw=0)
         job_id = instance.jobs[j].id
         if job_id in labels and rows:
-            ax.text(
-                (start + end) / 2,
-                float(np.mean(rows)),
-                job_id,
-                ha="center",
-                va="center",
-                fontsize=7,
-            )
+            mid = float(np.mean(rows))
+            ax.text(x0 + width / 2, mid, job_id, ha="center", va="center", fontsize=7)
     bounds = np.cumsum(instance.cluster.servers)[:-1]
     for b in bounds:
         ax.axhline(b - 0.5, color="black", lw=0.6)
     ax.set_ylim(-0.5, m - 0.5)
     ax.invert_yaxis()
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU (servers separated by lines)")
     ax.set_title(title or f"{instance.name}: {n} jobs on {m} GPUs")
     fig.tight_layout()

@@ -57,8 +57,10 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
-        if value != 0 and (abs(value) >= 1e7 or abs(value) < 1e-3):
+        if value != 0 and abs(value) < 1e-3:
             return f"{value:.4g}"
+        if abs(value) >= 1e5:
+            return f"{value:,.0f}"
         return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.1f}"
     return str(value)
 
