@@ -14,7 +14,7 @@ from asrpt_opt.errors import ModelError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.job import Job
 
-__all__ = ["AbstractSpeed", "Allocation", "SpeedModel", "allocation_to_json"]
+__all__ = ["AbstractSpeed", "Allocation", "PooledSpeed", "SpeedModel", "allocation_to_json"]
 
 #: GPUs a job holds: ``((server, count), ...)`` sorted by server, every count > 0.
 Allocation = tuple[tuple[int, int], ...]
@@ -105,3 +105,41 @@ class AbstractSpeed:
         """
         self._check(job)
         return 1.0 if job.gpus <= cluster.max_server_gpus else 1.0 / job.spread_slowdown
+
+
+class PooledSpeed(AbstractSpeed):
+    """Abstract jobs on a pooled cluster: spreading across servers costs nothing (rate 1).
+
+    The offline models' ``placement="pooled"`` treats the cluster as one pool of GPUs; their
+    schedules are validated with this model.
+    """
+
+    def rate(self, job: Job, allocation: Allocation) -> float:
+        """Return 1 wherever the GPUs are.
+
+        Parameters
+        ----------
+        job : Job
+        allocation : Allocation
+
+        Returns
+        -------
+        float
+        """
+        self._check(job)
+        return 1.0
+
+    def best_rate(self, job: Job, cluster: Cluster) -> float:
+        """Return 1.
+
+        Parameters
+        ----------
+        job : Job
+        cluster : Cluster
+
+        Returns
+        -------
+        float
+        """
+        self._check(job)
+        return 1.0

@@ -1,0 +1,354 @@
+"""Shared data preparation for the exact offline models.
+
+Both backends work on integer time: every release, duration (and spread duration) is divided
+by the largest common unit, so the models are exact for the instance as given. Horizons and
+big-M values come from the data: an upper bound UB on the optimum (from list schedules) gives
+every job a deadline, because C_j <= (UB - sum_{k != j} w_k (r_k + p_k)) / w_j in any schedule
+at least as good as UB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from numpy.typing import NDArray
+
+from asrpt_opt.errors import SolverError
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.model.speed import AbstractSpeed, Allocation, PooledSpeed, SpeedModel
+
+__all__ = [
+    "PLACEMENTS",
+    "Discrete",
+    "InfeasibleInstance",
+    "discretise",
+    "list_schedule",
+    "speed_for",
+]
+
+
+class InfeasibleInstance(SolverError):
+    """No schedule exists under the requested placement."""
+
+
+_MAX_SLOTS = 100_000
+
+#: How the offline models may place a job's GPUs.
+PLACEMENTS = ("pooled", "server-local", "spread")
+
+
+def speed_for(placement: str) -> SpeedModel:
+    """The speed model under which a schedule of ``placement`` is validated."""
+    return PooledSpeed() if placement == "pooled" else AbstractSpeed()
+
+
+def _unit(values: list[float]) -> Fraction:
+    fracs = []
+    for v in values:
+        f = Fraction(v).limit_denominator(10**6)
+        if abs(float(f) - v) > 1e-9 * max(1.0, abs(v)):
+            raise SolverError(f"value {v!r} is not on a rational grid; round the instance data")
+        fracs.append(f)
+    num = 0
+    den = 1
+    for f in fracs:
+        if f == 0:
+            continue
+        # gcd of fractions a/b and c/d is gcd(a*d, c*b) / (b*d)
+        num, den = math.gcd(num * f.denominator, f.numerator * den), den * f.denominator
+        g = math.gcd(num, den)
+        num, den = num // g, den // g
+    return Fraction(num, den) if num else Fraction(1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discrete:
+    """An instance on integer time (unit ``unit_s`` seconds)."""
+
+    instance: Instance
+    placement: str
+    unit_s: float
+    release: list[int]
+    dur: list[int]
+    spread_dur: list[int]
+    gpus: list[int]
+    weight: list[float]
+    caps: list[int]
+    deadline: list[int]
+    ub_units: float | None
+
+    @property
+    def n(self) -> int:
+        """Number of jobs."""
+        return len(self.dur)
+
+    @property
+    def total_gpus(self) -> int:
+        """GPUs in the cluster."""
+        return sum(self.caps)
+
+    @property
+    def horizon(self) -> int:
+        """No job of an optimal schedule ends later than this."""
+        return max(self.deadline)
+
+    def local_ok(self, j: int, s: int) -> bool:
+        """Whether job ``j`` fits on server ``s`` alone."""
+        return self.gpus[j] <= self.caps[s]
+
+
+def discretise(
+    instance: Instance, placement: str, *, preemptive: bool, upper_bound_s: float | None = None
+) -> Discrete:
+    """Scale an abstract instance to integer time and derive deadlines.
+
+    Parameters
+    ----------
+    instance : Instance
+    placement : {"pooled", "server-local", "spread"}
+    preemptive : bool
+    upper_bound_s : float, optional
+        The value of a known feasible schedule of the model; deadlines come from the better
+        of it and the list schedules.
+
+    Returns
+    -------
+    Discrete
+
+    Raises
+    ------
+    SolverError
+        For DNN jobs, data off any rational grid, or a job no placement can hold.
+    """
+    if placement not in PLACEMENTS:
+        raise SolverError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    if not instance.is_abstract:
+        raise SolverError("the exact offline models handle abstract jobs (duration_s) only")
+    jobs = instance.jobs
+    caps = list(instance.cluster.servers)
+    raw = [j.release_s for j in jobs] + [float(j.duration_s or 0) for j in jobs]
+    if placement == "spread":
+        raw += [float(j.duration_s or 0) * j.spread_slowdown for j in jobs]
+    unit = _unit(raw)
+    scale = 1 / unit
+
+    def ints(values: list[float]) -> list[int]:
+        return [round(Fraction(v).limit_denominator(10**6) * scale) for v in values]
+
+    span = max(raw) / float(unit) if raw else 0.0
+    if span > _MAX_SLOTS:
+        raise SolverError(
+            f"the data's common time unit is {float(unit):.3g} s, which makes {span:.3g} time "
+            f"slots (limit {_MAX_SLOTS}); round releases and durations to a coarser grid"
+        )
+    release = ints([j.release_s for j in jobs])
+    dur = ints([float(j.duration_s or 0) for j in jobs])
+    if placement == "spread":
+        spread = ints([float(j.duration_s or 0) * j.spread_slowdown for j in jobs])
+    else:
+        spread = list(dur)
+    gpus = [j.gpus for j in jobs]
+    for k, j in enumerate(jobs):
+        if placement == "server-local" and j.gpus > max(caps):
+            raise InfeasibleInstance(
+                f"job {j.id!r} needs {j.gpus} GPUs, more than any server has; "
+                "server-local placement is infeasible"
+            )
+        if placement == "spread" and j.gpus > max(caps) and spread[k] < dur[k]:
+            raise SolverError(f"job {j.id!r}: spread duration below its duration")
+    weight = [j.weight for j in jobs]
+    trivial = Discrete(
+        instance=instance,
+        placement=placement,
+        unit_s=float(unit),
+        release=release,
+        dur=dur,
+        spread_dur=spread,
+        gpus=gpus,
+        weight=weight,
+        caps=caps,
+        deadline=[0] * len(jobs),
+        ub_units=None,
+    )
+    starts = list_schedule(trivial)
+    ub = sum(weight[k] * (starts[k][0] + starts[k][1]) for k in range(len(jobs)))
+    if upper_bound_s is not None:
+        ub = min(ub, upper_bound_s / float(unit))
+    # Every job of a schedule at least as good as UB ends by its deadline.
+    fixed = sum(
+        w * (r + min(p, q)) for w, r, p, q in zip(weight, release, dur, spread, strict=True)
+    )
+    deadline = []
+    for k in range(len(jobs)):
+        own = weight[k] * (release[k] + min(dur[k], spread[k]))
+        deadline.append(math.floor((ub - fixed + own) / weight[k] + 1e-9))
+    del preemptive  # the same deadlines hold with and without preemption
+    return Discrete(
+        instance=instance,
+        placement=placement,
+        unit_s=float(unit),
+        release=release,
+        dur=dur,
+        spread_dur=spread,
+        gpus=gpus,
+        weight=weight,
+        caps=caps,
+        deadline=deadline,
+        ub_units=ub,
+    )
+
+
+def _earliest(free: NDArray[np.int64], start: int, length: int, need: int) -> int:
+    """First t >= start with ``free[t:t+length] >= need`` (``free`` is long enough)."""
+    window = sliding_window_view(free[start:], length).min(axis=1)
+    ok = np.flatnonzero(window >= need)
+    return start + int(ok[0])
+
+
+def list_schedule(
+    data: Discrete, order: list[int] | None = None
+) -> list[tuple[int, int, Allocation]]:
+    """Earliest-fit list schedule (non-preemptive) in ``order``; returns (start, length, alloc).
+
+    Tries the release order and the WSPT order when ``order`` is None and keeps the better.
+    """
+    n = data.n
+    if order is None:
+        best: list[tuple[int, int, Allocation]] | None = None
+        best_value = math.inf
+        orders = [
+            sorted(range(n), key=lambda k: (data.release[k], k)),
+            sorted(range(n), key=lambda k: (data.dur[k] / data.weight[k], k)),
+            sorted(range(n), key=lambda k: (data.release[k] + data.dur[k], k)),
+        ]
+        for o in orders:
+            sched = list_schedule(data, o)
+            value = sum(data.weight[k] * (sched[k][0] + sched[k][1]) for k in range(n))
+            if value < best_value:
+                best, best_value = sched, value
+        assert best is not None
+        return best
+    horizon = (
+        max(data.release)
+        + sum(max(p, q) for p, q in zip(data.dur, data.spread_dur, strict=True))
+        + 1
+    )
+    free = np.tile(np.asarray(data.caps, dtype=np.int64)[:, None], (1, horizon + 1))
+    pool = np.full(horizon + 1, data.total_gpus, dtype=np.int64)
+    out: list[tuple[int, int, Allocation] | None] = [None] * n
+    for k in order:
+        q, r = data.gpus[k], data.release[k]
+        options: list[tuple[int, int, Allocation]] = []
+        if data.placement == "pooled":
+            # GPUs of the pool are interchangeable: servers are assigned afterwards.
+            t = _earliest(pool, r, data.dur[k], q)
+            pool[t : t + data.dur[k]] -= q
+            out[k] = (t, data.dur[k], ())
+            continue
+        else:
+            for s in range(len(data.caps)):
+                if q <= data.caps[s]:
+                    t = _earliest(free[s], r, data.dur[k], q)
+                    options.append((t, data.dur[k], ((s, q),)))
+            if data.placement == "spread":
+                p = data.spread_dur[k]
+                t = _earliest(free.sum(axis=0), r, p, q)
+                while True:
+                    alloc = _pool_alloc(free, t, p, q)
+                    if sum(c for _, c in alloc) == q:
+                        break
+                    t += 1
+                if len(alloc) > 1 or not options:
+                    options.append((t, p, alloc))
+        start, length, alloc = min(options, key=lambda o: (o[0] + o[1], o[0]))
+        for s, c in alloc:
+            free[s, start : start + length] -= c
+        out[k] = (start, length, alloc)
+    return [o for o in out if o is not None]
+
+
+def _pool_alloc(free: NDArray[np.int64], t: int, length: int, need: int) -> Allocation:
+    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers."""
+    room = free[:, t : t + length].min(axis=1)
+    alloc = []
+    for s in np.argsort(-room, kind="stable").tolist():
+        if need <= 0:
+            break
+        take = int(min(room[s], need))
+        if take > 0:
+            alloc.append((int(s), take))
+            need -= take
+    return tuple(sorted(alloc))
+
+
+def assign_servers(
+    caps: list[int], pieces: list[tuple[int, int, int, int]]
+) -> dict[tuple[int, int], Allocation]:
+    """Give pooled pieces concrete GPUs: ``pieces`` are (start, end, job, gpus) in units.
+
+    Sweeping in time, each piece takes GPUs from the servers with the most free GPUs
+    (releases first at equal times); this always succeeds when total use never exceeds the
+    pool, because GPUs are interchangeable units.
+    """
+    events = []
+    for i, (a, b, _, _) in enumerate(pieces):
+        events.append((b, 0, i))
+        events.append((a, 1, i))
+    events.sort()
+    free = list(caps)
+    out: dict[tuple[int, int], Allocation] = {}
+    for _, kind, i in events:
+        a, _, job, need = pieces[i]
+        if kind == 0:
+            alloc = out.get((job, a))
+            if alloc is not None:
+                for s, c in alloc:
+                    free[s] += c
+            continue
+        order = sorted(range(len(free)), key=lambda s: (-free[s], s))
+        taken = []
+        for s in order:
+            if need == 0:
+                break
+            take = min(free[s], need)
+            if take:
+                taken.append((s, take))
+                free[s] -= take
+                need -= take
+        if need:
+            raise SolverError("pooled capacity exceeded while assigning servers")
+        out[(job, a)] = tuple(sorted(taken))
+    return out
+
+
+def to_schedule(data: Discrete, runs: list[list[tuple[int, int, Allocation]]]) -> Schedule:
+    """Build a :class:`Schedule` in seconds from per-job (start, end, alloc) pieces in units.
+
+    Pieces with an empty allocation (pooled placement) get concrete servers here.
+    """
+    u = data.unit_s
+    pooled = [(a, b, j, data.gpus[j]) for j, ps in enumerate(runs) for a, b, al in ps if not al]
+    if pooled:
+        given = assign_servers(data.caps, pooled)
+        runs = [[(a, b, al or given[(j, a)]) for a, b, al in ps] for j, ps in enumerate(runs)]
+    out = []
+    for job, pieces in zip(data.instance.jobs, runs, strict=True):
+        merged: list[list[object]] = []
+        for a, b, alloc in sorted(pieces):
+            if merged and merged[-1][1] == a and merged[-1][2] == alloc:
+                merged[-1][1] = b
+            else:
+                merged.append([a, b, alloc])
+        segs = tuple(
+            Segment(start_s=float(a) * u, end_s=float(b) * u, allocation=alloc)  # type: ignore[arg-type]
+            for a, b, alloc in merged
+        )
+        out.append(
+            JobRun(id=job.id, release_s=job.release_s, completion_s=segs[-1].end_s, segments=segs)
+        )
+    return Schedule(runs=tuple(out))

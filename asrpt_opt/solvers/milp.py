@@ -1,0 +1,290 @@
+"""Time-indexed MILP models (PuLP with the HiGHS solver).
+
+Non-preemptive: one binary ``x[j,s,t]`` per job, server (or the pool) and start slot; each job
+starts once, and in every slot the GPUs of the jobs running on a server (or the pool) stay
+within its capacity. Preemptive: one binary ``y[j,s,t]`` per job, server and slot the job
+runs in, and one binary ``a[j,t]`` per slot the job is unfinished at; each job runs in exactly
+``p_j`` slots, at most on one server per slot, and ``C_j = r_j + sum_t a[j,t]``. Preemptive
+schedules are therefore optimal *among schedules that preempt at integer times* (of the
+instance's time unit).
+
+References
+----------
+.. [1] M. E. Dyer, L. A. Wolsey, "Formulating the single machine sequencing problem with
+   release dates as a mixed integer program", Discrete Applied Mathematics 26:255-270, 1990.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections import defaultdict
+from typing import Any
+
+import pulp
+
+from asrpt_opt.errors import SolverError
+from asrpt_opt.model.speed import Allocation
+from asrpt_opt.solvers._data import Discrete, assign_servers
+
+__all__ = ["TimeIndexedMILP", "lp_bound_units"]
+
+_MAX_VARIABLES = 400_000
+
+
+class TimeIndexedMILP:
+    """A time-indexed MILP of one discretised instance.
+
+    Parameters
+    ----------
+    data : Discrete
+    preemptive : bool
+    """
+
+    def __init__(self, data: Discrete, *, preemptive: bool, relax: bool = False) -> None:
+        if data.placement == "spread":
+            raise SolverError(
+                "spread placement (variable per-server split) is modelled by the cpsat "
+                "backend only; use --backend cpsat or portfolio"
+            )
+        self.data = data
+        self.preemptive = preemptive
+        self.relax = relax
+        self.prob = pulp.LpProblem("asrpt_offline", pulp.LpMinimize)
+        self.x: dict[tuple[int, int, int], pulp.LpVariable] = {}
+        self.active: dict[int, list[pulp.LpVariable]] = {}
+        self._variables()
+        if preemptive:
+            self._preemptive_constraints()
+        else:
+            self._start_once()
+            self._identical_jobs_in_order()
+        self._capacity()
+        self._objective()
+
+    # ------------------------------------------------------------------ variables
+    def _pools(self, j: int) -> list[int]:
+        d = self.data
+        if d.placement == "pooled":
+            return [-1]
+        return [s for s in range(len(d.caps)) if d.local_ok(j, s)]
+
+    def _variables(self) -> None:
+        d = self.data
+        cat = pulp.LpContinuous if self.relax else pulp.LpBinary
+        count = 0
+        for j in range(d.n):
+            if self.preemptive:
+                slots = range(d.release[j], d.deadline[j])
+            else:
+                slots = range(d.release[j], d.deadline[j] - d.dur[j] + 1)
+            for s in self._pools(j):
+                for t in slots:
+                    self.x[j, s, t] = self.prob.add_variable(
+                        f"x_{j}_{s + 1}_{t}", lowBound=0, upBound=1, cat=cat
+                    )
+                    count += 1
+        if count > _MAX_VARIABLES:
+            raise SolverError(
+                f"the time-indexed model needs {count} variables (limit {_MAX_VARIABLES}); "
+                "use the cpsat backend or coarser time"
+            )
+
+    # ------------------------------------------------------------------ constraints
+    def _start_once(self) -> None:
+        by_job: dict[int, list[pulp.LpVariable]] = defaultdict(list)
+        for (j, _, _), var in self.x.items():
+            by_job[j].append(var)
+        for j in range(self.data.n):
+            if not by_job[j]:
+                raise SolverError(f"job {j} has no feasible start before its deadline")
+            self.prob += pulp.lpSum(by_job[j]) == 1, f"start_once_{j}"
+
+    def _identical_jobs_in_order(self) -> None:
+        # Identical jobs are interchangeable: let the lower index start no later.
+        d = self.data
+        groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+        for j in range(d.n):
+            groups[(d.release[j], d.dur[j], d.gpus[j], d.weight[j])].append(j)
+        for members in groups.values():
+            for a, b in itertools.pairwise(members):
+                start_a = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == a)
+                start_b = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == b)
+                self.prob += start_a <= start_b, f"identical_{a}_{b}"
+
+    def _preemptive_constraints(self) -> None:
+        # a[j,t] = 1 while job j is unfinished at the start of slot t, forced by its
+        # remaining work: p_j a[j,t] >= p_j - (slots run before t). Then C_j = r_j + sum_t
+        # a[j,t], whose LP relaxation is far tighter than C_j >= (t + 1) y[j,t].
+        d = self.data
+        per_job: dict[int, list[pulp.LpVariable]] = defaultdict(list)
+        per_slot: dict[tuple[int, int], list[pulp.LpVariable]] = defaultdict(list)
+        for (j, _, t), v in self.x.items():
+            per_job[j].append(v)
+            per_slot[j, t].append(v)
+        cat = pulp.LpContinuous if self.relax else pulp.LpBinary
+        for j in range(d.n):
+            self.prob += pulp.lpSum(per_job[j]) == d.dur[j], f"work_{j}"
+            done_before: list[pulp.LpVariable] = []
+            active: list[pulp.LpVariable] = []
+            for t in range(d.release[j], d.deadline[j]):
+                a = self.prob.add_variable(f"a_{j}_{t}", lowBound=0, upBound=1, cat=cat)
+                self.prob += (
+                    d.dur[j] * a >= d.dur[j] - pulp.lpSum(done_before),
+                    f"active_{j}_{t}",
+                )
+                if active:
+                    self.prob += active[-1] >= a, f"monotone_{j}_{t}"
+                active.append(a)
+                done_before.extend(per_slot.get((j, t), []))
+            self.active[j] = active
+            # The p_j slots a job runs in end at distinct times <= C_j, so their mean end is
+            # at most C_j - (p_j - 1)/2 (a mean-busy-time cut, after Goemans 1997).
+            mean_end = pulp.lpSum((t + 1) * v for (k, _, t), v in self.x.items() if k == j)
+            self.prob += (
+                d.dur[j] * (d.release[j] + pulp.lpSum(active))
+                >= mean_end + d.dur[j] * (d.dur[j] - 1) / 2,
+                f"mean_busy_{j}",
+            )
+        for (j, t), vs in per_slot.items():
+            if len(vs) > 1:
+                self.prob += pulp.lpSum(vs) <= 1, f"one_server_{j}_{t}"
+
+    def _capacity(self) -> None:
+        d = self.data
+        usage: dict[tuple[int, int], list[tuple[int, pulp.LpVariable]]] = defaultdict(list)
+        for (j, s, t), v in self.x.items():
+            span = range(t, t + 1) if self.preemptive else range(t, t + d.dur[j])
+            for tau in span:
+                usage[s, tau].append((d.gpus[j], v))
+        for (s, tau), terms in usage.items():
+            cap = d.total_gpus if s == -1 else d.caps[s]
+            if sum(q for q, _ in terms) > cap:
+                self.prob += pulp.lpSum(q * v for q, v in terms) <= cap, f"cap_{s + 1}_{tau}"
+
+    # ------------------------------------------------------------------ objective
+    def _objective(self) -> None:
+        d = self.data
+        if self.preemptive:
+            self.prob += pulp.lpSum(
+                d.weight[j] * (d.release[j] + pulp.lpSum(a)) for j, a in self.active.items()
+            )
+        else:
+            self.prob += pulp.lpSum(
+                d.weight[j] * (t + d.dur[j]) * v for (j, _, t), v in self.x.items()
+            )
+
+    # ------------------------------------------------------------------ solve
+    def solve(
+        self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
+    ) -> dict[str, Any]:
+        """Solve and report what HiGHS proved.
+
+        Returns
+        -------
+        dict
+            ``status`` (PuLP's ``sol_status`` mapped honestly), ``bound`` (HiGHS' dual bound
+            in time units), ``runs`` (per-job pieces, or None), ``wall_s``.
+        """
+        solver = pulp.HiGHS(
+            msg=False,
+            timeLimit=time_limit_s,
+            threads=threads,
+            gapRel=gap,
+            mip=not self.relax,
+            random_seed=seed,
+        )
+        t0 = time.perf_counter()
+        self.prob.solve(solver)
+        wall = time.perf_counter() - t0
+        model = self.prob.solverModel
+        info = model.getInfo()
+        # LpStatus says "Optimal" after a time-limit stop; sol_status and the dual bound tell
+        # whether optimality was proven.
+        sol = self.prob.sol_status
+        bound = -math.inf
+        if self.relax:
+            if sol == pulp.LpSolutionOptimal:
+                bound = float(pulp.value(self.prob.objective))
+        else:
+            # HiGHS' dual bound leaves out the objective's constant term.
+            dual = float(info.mip_dual_bound) + float(self.prob.objective.constant)
+            if math.isfinite(dual):
+                bound = dual
+        has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+        if self.prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible:
+            status = "infeasible"
+        elif not has_solution:
+            status = "time_limit_no_solution"
+        elif sol == pulp.LpSolutionOptimal:
+            status = "optimal"
+        else:
+            status = "feasible"
+        runs = self._extract() if has_solution and not self.relax else None
+        return {"status": status, "bound": bound, "runs": runs, "wall_s": wall}
+
+    def _extract(self) -> list[list[tuple[int, int, Allocation]]]:
+        d = self.data
+        chosen = [(j, s, t) for (j, s, t), v in self.x.items() if (v.varValue or 0) > 0.5]
+        pieces: list[list[tuple[int, int, Allocation]]] = [[] for _ in range(d.n)]
+        length = (lambda j: 1) if self.preemptive else (lambda j: d.dur[j])
+        if d.placement == "pooled":
+            raw = [(t, t + length(j), j, d.gpus[j]) for j, _, t in chosen]
+            alloc = assign_servers(d.caps, raw)
+            for t, end, j, _ in raw:
+                pieces[j].append((t, end, alloc[(j, t)]))
+        else:
+            for j, s, t in chosen:
+                pieces[j].append((t, t + length(j), ((s, d.gpus[j]),)))
+        return pieces
+
+
+def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30.0) -> float:
+    """A lower bound (in time units) from a linear relaxation on the pooled cluster.
+
+    Non-preemptive: the LP relaxation of the pooled start-time-indexed model (exact model on
+    integer data, so its LP value bounds every non-preemptive schedule). Preemptive: an LP
+    over the fraction of each slot a job runs, with the mean-busy-time inequality
+    C_j >= sum_t t y_jt / p_j + p_j / 2 and C_j >= r_j + p_j, valid for *every* preemptive
+    schedule, not only those preempting at integer times.
+
+    Parameters
+    ----------
+    data : Discrete
+    preemptive : bool
+    time_limit_s : float
+
+    Returns
+    -------
+    float
+        The bound, or -inf when the LP was not solved to optimality.
+    """
+    pooled = Discrete(**{**data.__dict__, "placement": "pooled"})
+    if not preemptive:
+        model = TimeIndexedMILP(pooled, preemptive=False, relax=True)
+        return float(model.solve(time_limit_s=time_limit_s)["bound"])
+    prob = pulp.LpProblem("preemptive_lp_bound", pulp.LpMinimize)
+    y = {
+        (j, t): prob.add_variable(f"y_{j}_{t}", 0, 1)
+        for j in range(pooled.n)
+        for t in range(pooled.release[j], pooled.deadline[j])
+    }
+    comp = {
+        j: prob.add_variable(f"C_{j}", lowBound=pooled.release[j] + pooled.dur[j])
+        for j in range(pooled.n)
+    }
+    by_slot: dict[int, list[tuple[int, pulp.LpVariable]]] = defaultdict(list)
+    for (j, t), v in y.items():
+        by_slot[t].append((pooled.gpus[j], v))
+    for j in range(pooled.n):
+        mine = [(t, v) for (k, t), v in y.items() if k == j]
+        prob += pulp.lpSum(v for _, v in mine) == pooled.dur[j]
+        prob += comp[j] >= pulp.lpSum(t * v for t, v in mine) / pooled.dur[j] + pooled.dur[j] / 2
+    for t, terms in by_slot.items():
+        prob += pulp.lpSum(q * v for q, v in terms) <= pooled.total_gpus, f"cap_{t}"
+    prob += pulp.lpSum(pooled.weight[j] * c for j, c in comp.items())
+    prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit_s))
+    if prob.sol_status != pulp.LpSolutionOptimal:
+        return -math.inf
+    return float(pulp.value(prob.objective))
