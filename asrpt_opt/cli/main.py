@@ -21,7 +21,7 @@ from asrpt_opt.analysis.metrics import Metrics
 from asrpt_opt.errors import AsrptError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.io import load_instance
-from asrpt_opt.policies import POLICIES
+from asrpt_opt.policies import POLICIES, PRIMARY
 from asrpt_opt.prediction import NoisyOraclePredictor, OraclePredictor, Predictor
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.engine import SimulationResult, simulate
@@ -217,9 +217,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     say = (lambda s: None) if args.json else (lambda s: print(s, file=sys.stderr))
     say(
         f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.n_servers} servers "
-        f"({inst.cluster.total_gpus} GPUs); simulating {len(POLICIES)} policies"
+        f"({inst.cluster.total_gpus} GPUs); simulating {len(PRIMARY)} policies"
     )
-    results, walls = _compare(inst, list(POLICIES), args.seed, say)
+    results, walls = _compare(inst, list(PRIMARY), args.seed, say)
     lb = lower_bounds(inst).lower_bound_s
     metrics = {k: r.metrics for k, r in results.items()}
     plot_comparison(metrics, out / "comparison.png", lower_bound_s=lb, title=inst.name)
@@ -302,6 +302,163 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Bar:
+    """A one-line progress bar on stderr (only the CLI prints)."""
+
+    def __init__(self, label: str, enabled: bool) -> None:
+        self.label = label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = int(width * done / total) if total else width
+        rate = time.perf_counter() - self.start
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.0f}s"
+        )
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _split_policies(text: str) -> tuple[str, ...]:
+    names = tuple(p.strip() for p in text.split(",") if p.strip())
+    for name in names:
+        if name not in POLICIES:
+            raise UsageError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
+    if not names:
+        raise UsageError("--policies needs at least one policy")
+    return names
+
+
+def cmd_ratio(args: argparse.Namespace) -> int:
+    """Empirical competitive ratios of online policies against offline optima."""
+    from asrpt_opt.analysis.families import FAMILIES
+    from asrpt_opt.analysis.ratio import (
+        RatioConfig,
+        ResultStore,
+        plot_ratios,
+        run_sweep,
+        summarise,
+    )
+
+    if args.family not in FAMILIES:
+        raise UsageError(f"unknown family {args.family!r} (known: {', '.join(FAMILIES)})")
+    if args.n < 1 or args.seeds < 1 or args.workers < 1:
+        raise UsageError("--n, --seeds and --workers must be >= 1")
+    config = RatioConfig(
+        family=args.family,
+        n=args.n,
+        policies=_split_policies(args.policies),
+        preemptive=not args.nonpreemptive_opt,
+        backend=args.solver,
+        time_limit_s=args.time_limit,
+    )
+    store = ResultStore(args.store)
+    bar = _Bar(f"{args.family} n={args.n}", not args.json)
+    try:
+        payloads = run_sweep(
+            config,
+            range(args.seeds),
+            store=store,
+            workers=args.workers,
+            backend=args.backend,
+            scheduler=args.scheduler,
+            progress=bar,
+        )
+    except KeyboardInterrupt:
+        done = len(store.done(config))
+        store.close()
+        print(
+            f"\ninterrupted: {done} of {args.seeds} instances are saved in {args.store}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    store.close()
+    summary = summarise(payloads, config.policies)
+    files = plot_ratios(payloads, config.policies, args.out) if args.out else []
+    if args.json:
+        _emit_json(
+            {
+                "config": {**config.__dict__, "policies": list(config.policies)},
+                "store": args.store,
+                "plots": files,
+                "policies": summary,
+            }
+        )
+        return 0
+    opt = "preemptive (integer preemption)" if config.preemptive else "non-preemptive"
+    print(
+        f"{args.seeds} instances of family {args.family!r}, n={args.n}; OPT = offline {opt} "
+        "optimum on the pooled cluster"
+    )
+    rows = []
+    for name, s in summary.items():
+        fit = s["fit"] or {}
+        rows.append(
+            (
+                name,
+                f"{s['proven']}/{s['instances']}",
+                s["ratio_mean"] if s["ratio_mean"] is not None else "-",
+                s["ratio_p95"] if s["ratio_p95"] is not None else "-",
+                s["ratio_max"] if s["ratio_max"] is not None else "-",
+                s["ratio_hi_max"],
+                f"{fit.get('a', float('nan')):.3f}, {fit.get('b', float('nan')):.3f}",
+            )
+        )
+    print(_table(("policy", "proven", "mean", "p95", "max", "max ALG/LB", "(a, b)"), rows))
+    for name, s in summary.items():
+        for lo, hi in s["unproven_intervals"]:
+            print(f"  {name}: unproven instance, ratio in [{lo:.4f}, {hi:.4f}]")
+    if files:
+        print("plots: " + ", ".join(files))
+    return 0
+
+
+def cmd_worst_case(args: argparse.Namespace) -> int:
+    """Local search for an instance where a policy's ratio is worst."""
+    from asrpt_opt.analysis.ratio import worst_case
+    from asrpt_opt.model.io import dump_instance
+
+    if args.policy not in POLICIES:
+        raise UsageError(f"unknown policy {args.policy!r} (known: {', '.join(sorted(POLICIES))})")
+    budget = args.budget.rstrip("s")
+    try:
+        budget_s = float(budget)
+    except ValueError:
+        raise UsageError(f"invalid --budget {args.budget!r}: give seconds, e.g. 300s") from None
+    found = worst_case(
+        args.policy,
+        args.n,
+        family=args.family,
+        budget_s=budget_s,
+        time_limit_s=args.time_limit,
+        seed=args.seed,
+    )
+    dump_instance(found.instance, args.out)
+    out = {
+        "policy": args.policy,
+        "ratio": found.ratio,
+        "policy_value_s": found.policy_value_s,
+        "optimum_s": found.optimum_s,
+        "evaluations": found.evaluations,
+        "instance": args.out,
+    }
+    if args.json:
+        _emit_json(out)
+    else:
+        print(
+            f"worst ratio found for {args.policy}: {found.ratio:.4f} "
+            f"({found.policy_value_s:g} vs proven optimum {found.optimum_s:g}) after "
+            f"{found.evaluations} evaluations; instance written to {args.out}"
+        )
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (the CLI reference in docs is generated from it).
@@ -376,6 +533,56 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", help="draw the schedule as a Gantt chart")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("ratio", help="competitive ratios against offline optima (sweep)")
+    p.add_argument(
+        "--family",
+        default="poisson",
+        help="instance family (poisson, bursty, heavy-tail, wide, single)",
+    )
+    p.add_argument("--n", type=int, default=8, help="jobs per instance (default 8)")
+    p.add_argument("--seeds", type=int, default=20, help="instances, seeds 0..N-1 (default 20)")
+    p.add_argument("--policies", default="a-srpt,srpt,fifo,sjf,srsf,2d-las")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    p.add_argument(
+        "--backend",
+        choices=("loky", "dask"),
+        default="loky",
+        help="process pool on this machine, or Dask",
+    )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument(
+        "--store",
+        default="ratio-results.sqlite",
+        help="SQLite file; finished instances are kept and skipped on a rerun",
+    )
+    p.add_argument("--solver", choices=("portfolio", "milp", "cpsat"), default="portfolio")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="offline solver seconds per backend and instance",
+    )
+    p.add_argument(
+        "--nonpreemptive-opt",
+        action="store_true",
+        help="compare with the non-preemptive optimum instead",
+    )
+    p.add_argument("--out", metavar="DIR", help="write ratio-cdf.png and ratio-vs-load.png here")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_ratio)
+
+    p = sub.add_parser("worst-case", help="search for an instance with a bad ratio")
+    p.add_argument("--policy", default="a-srpt")
+    p.add_argument("--n", type=int, default=6)
+    p.add_argument("--family", default="poisson")
+    p.add_argument("--budget", default="60s", help="wall-clock budget, e.g. 300s")
+    p.add_argument("--time-limit", type=float, default=5.0, metavar="S")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="worst-case.json", help="instance file to write")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_worst_case)
 
     p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
     p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")

@@ -1,7 +1,7 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)
-['2d-las', 'a-srpt', 'fifo', 'sjf', 'srsf', 'srtf']
+['2d-las', 'a-srpt', 'fifo', 'sjf', 'srpt', 'srsf', 'srtf']
 """
 
 from __future__ import annotations
@@ -14,13 +14,16 @@ from asrpt_opt.policies.base import Policy
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.sjf import SJF
-from asrpt_opt.policies.srtf import SRSF, SRTF
+from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
 
 __all__ = [
+    "ALIASES",
     "ASRPT",
     "FIFO",
     "POLICIES",
+    "PRIMARY",
     "SJF",
+    "SRPT",
     "SRSF",
     "SRTF",
     "Policy",
@@ -34,9 +37,17 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "fifo": FIFO,
     "sjf": SJF,
     "srtf": SRTF,
+    "srpt": SRPT,
     "srsf": SRSF,
     "2d-las": TwoDimensionalLAS,
 }
+
+
+#: Names that only repeat another policy under a second name (left out of comparisons).
+ALIASES: dict[str, str] = {"srpt": "srtf"}
+
+#: The distinct policies, in the order reports list them.
+PRIMARY: tuple[str, ...] = tuple(name for name in POLICIES if name not in ALIASES)
 
 
 def make_policy(name: str, **params: Any) -> Policy:

@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 from asrpt_opt.policies._list import ListScheduler
 from asrpt_opt.sim.view import ClusterView
 
-__all__ = ["SRSF", "SRTF"]
+__all__ = ["SRPT", "SRSF", "SRTF"]
 
 
 class SRTF(ListScheduler):
@@ -69,3 +69,14 @@ class SRSF(SRTF):
         """Predicted remaining GPU-seconds of the running jobs."""
         out: NDArray[np.float64] = super().running_keys(jobs, view) * view.job_gpus[jobs]
         return out
+
+
+class SRPT(SRTF):
+    """Alias of :class:`SRTF` under the name ``srpt`` (the name theorists use).
+
+    References
+    ----------
+    .. [1] L. Schrage, Operations Research 16(3):687-690, 1968.
+    """
+
+    name = "srpt"
