@@ -257,6 +257,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_optimum(source: str, inst: Instance, res: Any, folder: str) -> Path:
+    """Write a solve's result with its provenance (instance hash, solver, parameters)."""
+    import datetime
+    import hashlib
+
+    from asrpt_opt.model.io import dumps_instance
+
+    digest = hashlib.sha256(dumps_instance(inst).encode()).hexdigest()
+    kind = "pmtn" if res.preemptive else "nonpmtn"
+    out = Path(folder) / f"{inst.name}.{res.placement}.{kind}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "instance": Path(source).name,
+        "instance_sha256": digest,
+        "preemptive": res.preemptive,
+        "placement": res.placement,
+        "status": res.status,
+        "objective_s": res.objective_s,
+        "bound_s": res.bound_s,
+        "backend": res.backend,
+        "solver": res.solver,
+        "params": res.params,
+        "wall_s": round(res.wall_s, 3),
+        "asrpt_opt": __version__,
+        "date": datetime.date.today().isoformat(),
+        "message": res.message,
+    }
+    out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     """Compute the offline optimum (or a proven interval) of an instance."""
     from dataclasses import replace
@@ -275,6 +306,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         backend=args.backend,
         params=params,
     )
+    if args.record:
+        path = _record_optimum(args.instance, inst, res, args.record)
+        if not args.json:
+            print(f"recorded in {path}")
     if args.plot and res.schedule is not None:
         from asrpt_opt.analysis.plots import plot_gantt
 
@@ -531,6 +566,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--preset", metavar="TOML", help="solver preset, e.g. solvers/default.toml")
     p.add_argument("--plot", metavar="PNG", help="draw the schedule as a Gantt chart")
+    p.add_argument(
+        "--record",
+        metavar="DIR",
+        help="also write the result with its provenance into DIR (instances/optima)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_solve)
 

@@ -97,9 +97,16 @@ class Discrete:
         """No job of an optimal schedule ends later than this."""
         return max(self.deadline)
 
-    def local_ok(self, j: int, s: int) -> bool:
-        """Whether job ``j`` fits on server ``s`` alone."""
-        return self.gpus[j] <= self.caps[s]
+    def local_ok(self, j: int, s: int, *, symmetry: bool = True) -> bool:
+        """Whether job ``j`` may run on server ``s`` alone.
+
+        Identical servers are interchangeable, so with ``symmetry`` job 0 is only offered the
+        first server of each group of identical servers: any non-preemptive schedule can be
+        relabelled so. (Not for preemptive models, where job 0 may move between servers.)
+        """
+        if self.gpus[j] > self.caps[s]:
+            return False
+        return not (symmetry and j == 0 and self.caps[s] in self.caps[:s])
 
 
 def discretise(

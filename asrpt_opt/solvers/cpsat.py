@@ -152,7 +152,7 @@ class CPSATModel:
             pools = (
                 [-1]
                 if d.placement == "pooled"
-                else [s for s in range(len(d.caps)) if d.local_ok(j, s)]
+                else [s for s in range(len(d.caps)) if d.local_ok(j, s, symmetry=False)]
             )
             mine = []
             ends = []

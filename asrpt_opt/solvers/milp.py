@@ -68,7 +68,7 @@ class TimeIndexedMILP:
         d = self.data
         if d.placement == "pooled":
             return [-1]
-        return [s for s in range(len(d.caps)) if d.local_ok(j, s)]
+        return [s for s in range(len(d.caps)) if d.local_ok(j, s, symmetry=not self.preemptive)]
 
     def _variables(self) -> None:
         d = self.data

@@ -104,6 +104,10 @@ def test_spread_lies_between_pooled_and_server_local(inst):
         assert any(j.gpus > max(inst.cluster.servers) for j in inst.jobs)
     else:
         assert spread.objective_s <= local.objective_s + 1e-6
+        milp = solve(inst, placement="server-local", backend="milp")
+        assert milp.objective_s == pytest.approx(local.objective_s)
+        local_pre = solve(inst, placement="server-local", preemptive=True)
+        assert local_pre.objective_s <= local.objective_s + 1e-6
         for run in local.schedule.runs:
             assert all(len(seg.allocation) == 1 for seg in run.segments)
 

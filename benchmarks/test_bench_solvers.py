@@ -1,0 +1,33 @@
+"""Offline exact models at scale (figures recorded in README).
+
+Run: ``pytest benchmarks/test_bench_solvers.py --benchmark-columns=min,mean,rounds``
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from asrpt_opt.analysis.families import make_family_instance
+from asrpt_opt.solvers import SolverParams, solve
+
+PARAMS = SolverParams(time_limit_s=60)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("family", ["poisson", "bursty"])
+def test_nonpreemptive_20_jobs_on_2x4(benchmark, family, seed):
+    # 20 jobs, 2 servers of 4 GPUs, durations 1-10 (the issue's target: median < 10 s).
+    inst = make_family_instance(family, 20, seed)
+    res = benchmark.pedantic(
+        solve, args=(inst,), kwargs={"params": PARAMS}, rounds=1, iterations=1
+    )
+    assert res.status == "optimal"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_preemptive_12_jobs_on_2x4(benchmark, seed):
+    inst = make_family_instance("poisson", 12, seed)
+    res = benchmark.pedantic(
+        solve, args=(inst,), kwargs={"preemptive": True, "params": PARAMS}, rounds=1, iterations=1
+    )
+    assert res.status == "optimal"
