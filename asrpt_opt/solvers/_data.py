@@ -10,7 +10,7 @@ at least as good as UB.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -195,19 +195,7 @@ def discretise(
         own = weight[k] * (release[k] + min(dur[k], spread[k]))
         deadline.append(math.floor((ub - fixed + own) / weight[k] + 1e-9))
     del preemptive  # the same deadlines hold with and without preemption
-    return Discrete(
-        instance=instance,
-        placement=placement,
-        unit_s=float(unit),
-        release=release,
-        dur=dur,
-        spread_dur=spread,
-        gpus=gpus,
-        weight=weight,
-        caps=caps,
-        deadline=deadline,
-        ub_units=ub,
-    )
+    return replace(trivial, deadline=deadline, ub_units=ub)
 
 
 def _earliest(free: NDArray[np.int64], start: int, length: int, need: int) -> int:

@@ -20,6 +20,7 @@ import itertools
 import math
 import time
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 import pulp
@@ -260,7 +261,7 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
     float
         The bound, or -inf when the LP was not solved to optimality.
     """
-    pooled = Discrete(**{**data.__dict__, "placement": "pooled"})
+    pooled = replace(data, placement="pooled")
     if not preemptive:
         model = TimeIndexedMILP(pooled, preemptive=False, relax=True)
         return float(model.solve(time_limit_s=time_limit_s)["bound"])
