@@ -122,6 +122,12 @@ class Job:
                         path=missing,
                     )
             _checks.string(self.model, "model")
+            from asrpt_opt.model.dnn import MODELS
+
+            if self.model not in MODELS:
+                raise InstanceError(
+                    f"unknown model {self.model!r} (known: {', '.join(MODELS)})", path="model"
+                )
             if not isinstance(self.parallelism, Parallelism):
                 raise InstanceError("must be a Parallelism", path="parallelism")
             set_(self, "iterations", _checks.integer(self.iterations, "iterations"))

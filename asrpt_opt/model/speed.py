@@ -8,13 +8,23 @@ abstract job one work unit is one second on GPUs of a single server, so its work
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from asrpt_opt.errors import ModelError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.job import Job
 
-__all__ = ["AbstractSpeed", "Allocation", "PooledSpeed", "SpeedModel", "allocation_to_json"]
+if TYPE_CHECKING:
+    from asrpt_opt.model.instance import Instance
+
+__all__ = [
+    "AbstractSpeed",
+    "Allocation",
+    "PooledSpeed",
+    "SpeedModel",
+    "allocation_to_json",
+    "default_speed",
+]
 
 #: GPUs a job holds: ``((server, count), ...)`` sorted by server, every count > 0.
 Allocation = tuple[tuple[int, int], ...]
@@ -143,3 +153,22 @@ class PooledSpeed(AbstractSpeed):
         """
         self._check(job)
         return 1.0
+
+
+def default_speed(instance: Instance) -> SpeedModel:
+    """The speed model an instance needs: abstract rules, plus worker-graph iteration times
+    (:class:`~asrpt_opt.placement.speed.ClusterSpeed`) when it has DNN jobs.
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    SpeedModel
+    """
+    if instance.is_abstract:
+        return AbstractSpeed()
+    from asrpt_opt.placement.speed import ClusterSpeed
+
+    return ClusterSpeed(instance.cluster)

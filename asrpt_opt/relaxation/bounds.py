@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.speed import AbstractSpeed, SpeedModel
+from asrpt_opt.model.speed import SpeedModel, default_speed
 from asrpt_opt.relaxation.srpt import preemptive_wspt, srpt
 
 __all__ = ["LowerBounds", "lower_bounds", "min_lengths", "virtual_sizes"]
@@ -49,7 +49,7 @@ def min_lengths(instance: Instance, *, speed: SpeedModel | None = None) -> NDArr
     ndarray
         p_j per job, in instance order.
     """
-    speed = speed or AbstractSpeed()
+    speed = speed or default_speed(instance)
     cluster = instance.cluster
     return np.array(
         [speed.work(j) / speed.best_rate(j, cluster) for j in instance.jobs], dtype=np.float64

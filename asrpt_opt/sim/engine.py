@@ -32,7 +32,7 @@ from asrpt_opt.analysis.metrics import Metrics, compute_metrics
 from asrpt_opt.errors import ModelError, PolicyError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.model.speed import AbstractSpeed, Allocation, SpeedModel
+from asrpt_opt.model.speed import Allocation, SpeedModel, default_speed
 from asrpt_opt.prediction import OraclePredictor, Predictor
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
@@ -436,7 +436,9 @@ def simulate(
     predictor : Predictor, optional
         Predicts each job's work at its arrival; defaults to the oracle (the truth).
     speed : SpeedModel, optional
-        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed`.
+        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed` for abstract instances and to
+        :class:`~asrpt_opt.placement.speed.ClusterSpeed` (worker-graph iteration times, workers
+        arranged by min-cut) when the instance has DNN jobs.
     restore_overhead_s : float
         Seconds a resumed job holds its GPUs before making progress again.
     seed : int, Generator or None
@@ -472,7 +474,7 @@ def simulate(
     pol = make_policy(policy, **policy_params) if isinstance(policy, str) else policy
     if not isinstance(policy, str) and policy_params:
         raise TypeError("policy parameters are only accepted with a policy name")
-    speed = speed or AbstractSpeed()
+    speed = speed or default_speed(instance)
     if predictor is None:
         predictor = OraclePredictor()
     sim = Simulator(

@@ -14,7 +14,7 @@ import numpy as np
 from asrpt_opt.errors import ScheduleError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
-from asrpt_opt.model.speed import AbstractSpeed, SpeedModel
+from asrpt_opt.model.speed import SpeedModel, default_speed
 
 __all__ = ["validate_schedule"]
 
@@ -49,7 +49,7 @@ def validate_schedule(
     ScheduleError
         Naming the job (or server), the instant and the violated rule.
     """
-    speed = speed or AbstractSpeed()
+    speed = speed or default_speed(instance)
     cluster = instance.cluster
     if len(schedule.runs) != instance.n_jobs:
         raise ScheduleError(

@@ -107,7 +107,6 @@ def test_simulate_table_and_gantt(capsys, tmp_path):
     [
         (["simulate", "missing.json"], "missing.json: cannot read file"),
         (["simulate", TINY, "--policy", "lifo"], "unknown policy 'lifo'"),
-        (["simulate", DNN], "DNN job"),
         (["simulate", TINY, "--restore-overhead", "-1"], "restore_overhead_s"),
         (["simulate", TINY, "--predictor", "noisy", "--mu", "0.5"], "mu must be >= 1"),
     ],
@@ -183,3 +182,22 @@ def test_bad_cluster_argument_is_a_usage_error(capsys):
         main(["demo", "--cluster", "8y8"])
     assert info.value.code == 2
     assert "invalid cluster" in capsys.readouterr().err
+
+
+def test_dnn_instances_simulate_and_need_bandwidths(capsys, tmp_path):
+    status, out, _ = run(capsys, "simulate", DNN, "--policy", "a-srpt", "--json")
+    assert status == 0
+    assert json.loads(out)["jobs"][2]["id"] == "c"
+    doc = json.loads(Path(DNN).read_text())
+    del doc["cluster"]["inter_server_gbps"]
+    bad = tmp_path / "nobw.json"
+    bad.write_text(json.dumps(doc))
+    status, _, err = run(capsys, "simulate", str(bad))
+    assert status == 2
+    assert "needs intra_server_gbps and inter_server_gbps" in err
+    doc = json.loads(Path(DNN).read_text())
+    doc["jobs"][2]["model"] = "resnet5000"
+    bad.write_text(json.dumps(doc))
+    status, _, err = run(capsys, "validate", str(bad))
+    assert status == 2
+    assert "jobs[2].model: unknown model 'resnet5000'" in err

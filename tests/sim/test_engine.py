@@ -159,10 +159,23 @@ def test_same_seed_same_json():
         assert a == b
 
 
-def test_dnn_job_needs_the_placement_model():
+def test_dnn_job_runs_at_its_modelled_speed():
+    from asrpt_opt.model.dnn import load_model
+    from asrpt_opt.model.workers import worker_graph
+
     inst = instance_from_dict(DESIGN_EXAMPLE)
-    with pytest.raises(ModelError, match="DNN job"):
-        simulate(inst, "fifo")
+    res = simulate(inst, "fifo")
+    c = res.schedule.runs[2]
+    job = inst.jobs[2]
+    wg = worker_graph(load_model("resnet50"), job.parallelism)
+    assert len(c.segments) == 1
+    ((_server, count),) = c.segments[0].allocation
+    assert count == 4  # consolidated on one server: all traffic intra-server
+    tau = wg.iteration_time(np.zeros(4, dtype=np.int64), intra_gbps=300.0, inter_gbps=12.5)
+    assert c.completion_s - c.segments[0].start_s == pytest.approx(5000 * tau)
+    no_bw = instance_from_dict({**DESIGN_EXAMPLE, "cluster": {"servers": [4, 4]}})
+    with pytest.raises(ModelError, match="intra_server_gbps"):
+        simulate(no_bw, "fifo")
 
 
 class Scripted(ListScheduler):

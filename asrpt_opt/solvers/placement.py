@@ -1,0 +1,108 @@
+"""Exact minimum-cut placement of a worker graph (CP-SAT).
+
+Variables ``x[w,s]`` put worker w on server s; each worker goes to one server, a server takes at
+most its free GPUs, and ``y[e] >= x[u,s] - x[v,s]`` marks edge e = (u, v) as cut. The objective
+is the cut's bytes per iteration. Worker 0 may only use the first of a group of servers with
+equal free GPUs, and the servers of such a group are ordered by the smallest worker they hold
+(value precedence: they are interchangeable). Edge weights are made integral by multiplying by
+``dp * tp`` (every byte count of the worker graph is a multiple of ``1/(dp*tp)``).
+
+References
+----------
+.. [1] L. Perron, F. Didier, CP-SAT, Google OR-Tools.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from numpy.typing import NDArray
+from ortools.sat.python import cp_model
+
+from asrpt_opt.model.workers import WorkerGraph
+
+__all__ = ["min_cut_placement"]
+
+
+def min_cut_placement(
+    wg: WorkerGraph,
+    free: NDArray[np.int64],
+    *,
+    hint: NDArray[np.int64] | None = None,
+    time_limit_s: float = 10.0,
+    threads: int = 1,
+) -> tuple[NDArray[np.int64], bool]:
+    """Minimise the bytes crossing servers.
+
+    Parameters
+    ----------
+    wg : WorkerGraph
+    free : ndarray of int
+    hint : ndarray of int, optional
+        A feasible assignment to start from.
+    time_limit_s : float
+    threads : int
+
+    Returns
+    -------
+    (assignment, proven_optimal)
+    """
+    n = wg.n_workers
+    servers = [s for s in range(free.size) if free[s] > 0]
+    m = cp_model.CpModel()
+    x = {(w, s): m.new_bool_var(f"x_{w}_{s}") for w in range(n) for s in servers}
+    for w in range(n):
+        m.add_exactly_one(x[w, s] for s in servers)
+    for s in servers:
+        m.add(sum(x[w, s] for w in range(n)) <= int(free[s]))
+    # Servers with equal free GPUs are interchangeable: order each group by the smallest
+    # worker it holds (value precedence), so worker w may open the k-th server of a group
+    # only if some lower worker sits on the (k-1)-th.
+    groups: dict[int, list[int]] = {}
+    for s in servers:
+        groups.setdefault(int(free[s]), []).append(s)
+    for members in groups.values():
+        for prev, cur in itertools.pairwise(members):
+            m.add(x[0, cur] == 0)
+            for w in range(1, n):
+                m.add(x[w, cur] <= sum(x[v, prev] for v in range(w)))
+    par = wg.parallelism
+    scale = par.dp * par.tp
+    # Merge parallel edges first: one cut variable per worker pair.
+    weights: dict[tuple[int, int], float] = {}
+    for a, b, nb in zip(wg.u.tolist(), wg.v.tolist(), wg.nbytes.tolist(), strict=True):
+        key = (min(a, b), max(a, b))
+        weights[key] = weights.get(key, 0.0) + nb
+    terms = []
+    for (a, b), nb in weights.items():
+        coeff = round(nb * scale)
+        if coeff <= 0:
+            continue
+        y = m.new_bool_var(f"cut_{a}_{b}")
+        for s in servers:
+            m.add(y >= x[a, s] - x[b, s])
+        terms.append(coeff * y)
+    m.minimize(sum(terms))
+    if hint is not None:
+        for w in range(n):
+            for s in servers:
+                m.add_hint(x[w, s], int(hint[w]) == s)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = threads
+    code = solver.solve(m)
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if hint is None:
+            raise RuntimeError("CP-SAT found no placement")
+        return hint, False
+    out = np.array(
+        [next(s for s in servers if solver.value(x[w, s])) for w in range(n)], dtype=np.int64
+    )
+    if (
+        hint is not None
+        and code != cp_model.OPTIMAL
+        and wg.cross_server_bytes(hint) < wg.cross_server_bytes(out)
+    ):
+        return hint, False  # never worse than the heuristic it started from
+    return out, code == cp_model.OPTIMAL
