@@ -14,8 +14,9 @@ import numpy as np
 from asrpt_opt.analysis.metrics import Metrics
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
+from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["gpu_lanes", "plot_comparison", "plot_gantt"]
+__all__ = ["gpu_lanes", "plot_comparison", "plot_gantt", "plot_worker_graph"]
 
 
 def plot_comparison(
@@ -148,6 +149,66 @@ def plot_gantt(
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("GPU (servers separated by lines)")
     ax.set_title(title or f"{instance.name}: {n} jobs on {m} GPUs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_worker_graph(
+    wg: WorkerGraph,
+    path: str | PathLike[str],
+    *,
+    assignment: Sequence[int] | None = None,
+) -> None:
+    """Draw a worker graph: workers on a (stage, replica x rank) grid, edge width by bytes,
+    colour by server when ``assignment`` is given (cut edges dashed).
+
+    Parameters
+    ----------
+    wg : WorkerGraph
+    path : path-like
+    assignment : sequence of int, optional
+        Server of each worker.
+    """
+    g = wg.graph
+    par = wg.parallelism
+    pos = {w: (g.nodes[w]["pp"], -(g.nodes[w]["dp"] * par.tp + g.nodes[w]["tp"])) for w in g.nodes}
+    fig, ax = plt.subplots(figsize=(2 + 1.4 * par.pp, 1.5 + 0.45 * par.dp * par.tp))
+    top = max((d["bytes"] for _, _, d in g.edges(data=True)), default=1.0)
+    style = {"pipeline": "tab:blue", "tensor": "tab:orange", "data": "tab:green"}
+    for a, b, d in g.edges(data=True):
+        (x0, y0), (x1, y1) = pos[a], pos[b]
+        cut = assignment is not None and assignment[a] != assignment[b]
+        if x0 == x1 and abs(y1 - y0) > 1:
+            # Ring edges that wrap around are drawn as arcs beside the column.
+            xs = [x0, x0 + 0.25, x0 + 0.25, x1]
+            ys = [y0, y0, y1, y1]
+        else:
+            xs, ys = [x0, x1], [y0, y1]
+        ax.plot(
+            xs,
+            ys,
+            color=style[d["kind"]],
+            lw=0.5 + 3.5 * d["bytes"] / top,
+            ls="--" if cut else "-",
+            alpha=0.8,
+            zorder=1,
+        )
+    colours = plt.get_cmap("tab20")
+    for w, (x, y) in pos.items():
+        c = colours(assignment[w] % 20) if assignment is not None else "white"
+        ax.scatter([x], [y], s=260, color=c, edgecolors="black", zorder=2)
+        ax.text(x, y, str(w), ha="center", va="center", fontsize=7, zorder=3)
+    for kind, colour in style.items():
+        ax.plot([], [], color=colour, label=kind)
+    ax.legend(loc="upper right", fontsize=7)
+    ax.set_xticks(range(par.pp), [f"stage {p}" for p in range(par.pp)])
+    ax.set_yticks([])
+    title = f"{wg.model}: dp={par.dp}, pp={par.pp}, tp={par.tp}"
+    if assignment is not None:
+        title += " (colour = server, dashed = cut)"
+    ax.set_title(title, fontsize=9)
+    ax.set_xlim(-0.5, par.pp - 0.5 + 0.4)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

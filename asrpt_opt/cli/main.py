@@ -494,6 +494,153 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_counts(text: str, what: str) -> list[int]:
+    try:
+        values = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(f"invalid {what} {text!r}: give comma-separated integers") from None
+    if not values or min(values) < 0:
+        raise UsageError(f"invalid {what} {text!r}: counts must be >= 0")
+    return values
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    """Compare placement methods on every DNN job of an instance."""
+    from asrpt_opt.model.dnn import load_model
+    from asrpt_opt.model.workers import worker_graph
+    from asrpt_opt.placement import METHODS, place
+
+    inst = load_instance(args.instance)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    for m in methods:
+        if m not in METHODS:
+            raise UsageError(f"unknown placement method {m!r} (known: {', '.join(METHODS)})")
+    cluster = inst.cluster
+    free = (
+        _parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else list(cluster.servers)
+    )
+    if len(free) != cluster.n_servers:
+        raise UsageError(
+            f"--free-gpus lists {len(free)} servers; the cluster has {cluster.n_servers}"
+        )
+    for s, (f, cap) in enumerate(zip(free, cluster.servers, strict=True)):
+        if f > cap:
+            raise UsageError(f"--free-gpus: server {s} has {cap} GPUs, not {f} free")
+    if cluster.intra_server_gbps is None or cluster.inter_server_gbps is None:
+        raise UsageError(f"{args.instance}: cluster needs intra_server_gbps and inter_server_gbps")
+    jobs_out = []
+    for job in inst.jobs:
+        if job.is_abstract:
+            continue
+        assert job.model is not None
+        assert job.parallelism is not None
+        entry: dict[str, Any] = {"id": job.id, "gpus": job.gpus}
+        if job.gpus > sum(free):
+            entry["error"] = f"{job.gpus} workers do not fit in {sum(free)} free GPUs"
+            jobs_out.append(entry)
+            continue
+        wg = worker_graph(load_model(job.model), job.parallelism)
+        entry["results"] = [
+            place(
+                wg,
+                free,
+                method=m,
+                intra_gbps=cluster.intra_server_gbps,
+                inter_gbps=cluster.inter_server_gbps,
+                seed=args.seed,
+                time_limit_s=args.time_limit,
+            ).to_json()
+            for m in methods
+        ]
+        jobs_out.append(entry)
+    if args.json:
+        _emit_json({"free_gpus": free, "jobs": jobs_out})
+        return 0
+    if not jobs_out:
+        print(f"{args.instance}: no DNN jobs")
+        return 0
+    for entry in jobs_out:
+        if "error" in entry:
+            print(f"job {entry['id']} ({entry['gpus']} GPUs): {entry['error']}")
+            continue
+        results = entry["results"]
+        exact = [r for r in results if r["optimal"]]
+        best = exact[0]["cross_server_bytes"] if exact else None
+        rows = []
+        for r in results:
+            gap = (
+                "-"
+                if best is None
+                else (
+                    f"{(r['cross_server_bytes'] - best) / best:.1%}"
+                    if best
+                    else ("0.0%" if r["cross_server_bytes"] == 0 else "inf")
+                )
+            )
+            rows.append(
+                (
+                    r["method"],
+                    r["cross_server_bytes"] / 1e6,
+                    r["iteration_time_s"],
+                    gap,
+                    "yes" if r["optimal"] else "no",
+                    r["wall_s"],
+                    " ".join(f"{k}:{v}" for k, v in r["servers"].items()),
+                )
+            )
+        print(f"job {entry['id']} ({entry['gpus']} GPUs), free GPUs {free}")
+        print(
+            _table(
+                (
+                    "method",
+                    "cross MB/iter",
+                    "iter s",
+                    "gap to opt",
+                    "optimal",
+                    "wall s",
+                    "servers",
+                ),
+                rows,
+            )
+        )
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Draw a job's worker graph (and a placement) to PNG."""
+    from asrpt_opt.analysis.plots import plot_worker_graph
+    from asrpt_opt.model.dnn import load_model
+    from asrpt_opt.model.job import Parallelism
+    from asrpt_opt.model.workers import worker_graph
+    from asrpt_opt.placement import place
+
+    dims = _parse_counts(args.parallelism, "--parallelism")
+    if len(dims) != 3 or min(dims) < 1:
+        raise UsageError("--parallelism needs three integers dp,pp,tp, each >= 1")
+    wg = worker_graph(load_model(args.model), Parallelism(dp=dims[0], pp=dims[1], tp=dims[2]))
+    free = _parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
+    result = None
+    if free is not None:
+        result = place(
+            wg,
+            free,
+            method=args.method,
+            intra_gbps=args.intra_gbps,
+            inter_gbps=args.inter_gbps,
+            seed=args.seed,
+        )
+    plot_worker_graph(wg, args.out, assignment=None if result is None else result.assignment)
+    if result is None:
+        print(f"worker graph of {args.model} ({wg.n_workers} workers) written to {args.out}")
+    else:
+        print(
+            f"{args.model} on free GPUs {free} by {result.method}: "
+            f"{result.cross_server_bytes / 1e6:.1f} MB/iteration across servers, "
+            f"{result.iteration_time_s:.4f} s/iteration; drawn to {args.out}"
+        )
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (the CLI reference in docs is generated from it).
@@ -623,6 +770,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="worst-case.json", help="instance file to write")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_worst_case)
+
+    p = sub.add_parser("place", help="compare placement methods on an instance's DNN jobs")
+    p.add_argument("instance")
+    p.add_argument("--methods", default="ilp,mincut,greedy,consolidate,random,spread")
+    p.add_argument("--free-gpus", metavar="N,N,...", help="free GPUs per server (default: all)")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S", help="for ilp")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_place)
+
+    p = sub.add_parser("graph", help="draw a job's worker graph and a placement to PNG")
+    p.add_argument("model", help="a bundled model, e.g. resnet50 or gpt2-1.5b")
+    p.add_argument("--parallelism", default="1,1,1", metavar="DP,PP,TP")
+    p.add_argument("--free-gpus", metavar="N,N,...", help="also place it on these free GPUs")
+    p.add_argument("--method", default="mincut")
+    p.add_argument("--intra-gbps", type=float, default=300.0)
+    p.add_argument("--inter-gbps", type=float, default=12.5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="worker-graph.png")
+    p.set_defaults(func=cmd_graph)
 
     p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
     p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")
