@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from numpy.typing import NDArray
 from asrpt_opt.analysis.metrics import Metrics, compute_metrics
 from asrpt_opt.errors import ModelError, PolicyError
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.job import Job
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.model.speed import Allocation, SpeedModel, default_speed
 from asrpt_opt.prediction import OraclePredictor, Predictor
@@ -109,7 +111,11 @@ class Simulator:
         predictor: Predictor,
         restore_overhead_s: float,
         rng: np.random.Generator,
+        refit_every: int | None = None,
+        history: Sequence[Job] = (),
     ) -> None:
+        if refit_every is not None and refit_every < 1:
+            raise ValueError(f"refit_every must be >= 1, got {refit_every!r}")
         if not (math.isfinite(restore_overhead_s) and restore_overhead_s >= 0):
             raise ValueError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
         self.instance = instance
@@ -118,6 +124,10 @@ class Simulator:
         self.predictor = predictor
         self.restore_overhead_s = float(restore_overhead_s)
         self.rng = rng
+        self.refit_every = refit_every
+        self.history = list(history)
+        self.completed: list[Job] = []
+        self.refits = 0
         jobs = instance.jobs
         n = len(jobs)
         cluster = instance.cluster
@@ -375,6 +385,7 @@ class Simulator:
                     self._stop(j, finished=True)
                     finished += 1
                     policy.on_completion(j, view)
+                    self._learn(j)
             if next_arrival < n and release[next_arrival] <= t:
                 first = next_arrival
                 while next_arrival < n and release[next_arrival] <= t:
@@ -405,6 +416,16 @@ class Simulator:
             restore_overhead_s=self.restore_overhead_s,
         )
 
+    def _learn(self, j: int) -> None:
+        # The predictor sees a job only once it has completed: no future leaks into a
+        # prediction, and a job's own length never informs its own prediction.
+        if self.refit_every is None:
+            return
+        self.completed.append(self.instance.jobs[j])
+        if len(self.completed) % self.refit_every == 0:
+            self.predictor.fit(self.history + self.completed)
+            self.refits += 1
+
     def _predict(self, batch: list[int]) -> None:
         jobs = self.instance.jobs
         values = np.asarray(self.predictor.predict([jobs[j] for j in batch]), dtype=np.float64)
@@ -424,6 +445,8 @@ def simulate(
     speed: SpeedModel | None = None,
     restore_overhead_s: float = 0.0,
     seed: int | np.random.Generator | None = None,
+    refit_every: int | None = None,
+    history: Sequence[Job] | None = None,
     **policy_params: Any,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
@@ -443,6 +466,12 @@ def simulate(
         Seconds a resumed job holds its GPUs before making progress again.
     seed : int, Generator or None
         Randomness for the policy and the predictor.
+    refit_every : int, optional
+        Refit the predictor on the completed jobs (plus ``history``) after every this many
+        completions; never on a job that has not completed.
+    history : sequence of Job, optional
+        Jobs completed before the simulation starts; the predictor is fitted on them first.
+        Without it, a predictor that is not yet fitted is fitted on no jobs (its fallback).
     **policy_params
         Passed to the policy's constructor when ``policy`` is a name.
 
@@ -477,6 +506,10 @@ def simulate(
     speed = speed or default_speed(instance)
     if predictor is None:
         predictor = OraclePredictor()
+    if history is not None:
+        predictor.fit(list(history))
+    elif not _is_fitted(predictor):
+        predictor.fit([])
     sim = Simulator(
         instance,
         pol,
@@ -484,6 +517,8 @@ def simulate(
         predictor=predictor,
         restore_overhead_s=restore_overhead_s,
         rng=rng,
+        refit_every=refit_every,
+        history=history or (),
     )
     schedule = sim.run()
     validate_schedule(instance, schedule, speed=speed)
@@ -492,3 +527,8 @@ def simulate(
     return SimulationResult(
         policy=pol.name, schedule=schedule, metrics=metrics, predicted_work=sim.predicted.copy()
     )
+
+
+def _is_fitted(predictor: object) -> bool:
+    # scikit-learn's convention: fitting sets public attributes ending in "_".
+    return any(k.endswith("_") and not k.startswith("_") for k in vars(predictor))

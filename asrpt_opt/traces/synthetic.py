@@ -16,7 +16,7 @@ from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 
-__all__ = ["PHILLY_WIDTHS", "philly_like"]
+__all__ = ["PHILLY_WIDTHS", "philly_like", "recurring_jobs"]
 
 #: GPU widths and their probabilities (Philly-like: half the jobs use one GPU).
 PHILLY_WIDTHS: dict[int, float] = {1: 0.50, 2: 0.10, 4: 0.15, 8: 0.20, 16: 0.04, 32: 0.01}
@@ -97,4 +97,97 @@ def philly_like(
         cluster=cluster,
         jobs=jobs,
         provenance={"generator": "asrpt_opt.traces.synthetic.philly_like", "load": load},
+    )
+
+
+def recurring_jobs(
+    n_jobs: int,
+    *,
+    servers: Sequence[int] = (8,) * 16,
+    n_groups: int = 200,
+    zipf_a: float = 1.6,
+    group_sigma: float = 0.35,
+    load: float = 0.8,
+    seed: int | np.random.Generator | None = None,
+    name: str | None = None,
+) -> Instance:
+    """Recurring jobs: groups of re-submissions of the same training job.
+
+    Each of ``n_groups`` groups has a recurrence key, a model, dataset, batch size, user and
+    width, and a median length drawn log-normally (median 1 h, sigma 1.5). Jobs pick their
+    group with Zipf-like heavy-tailed probabilities (exponent ``zipf_a``), so a few groups
+    recur very often and many rarely; a job's length is its group's median times a
+    log-normal factor with shape ``group_sigma``. Arrivals are Poisson at offered ``load``.
+
+    Parameters
+    ----------
+    n_jobs : int
+    servers : sequence of int
+    n_groups : int
+    zipf_a : float
+        > 1.
+    group_sigma : float
+        Spread of lengths within a group (log scale).
+    load : float
+    seed : int, Generator or None
+    name : str, optional
+
+    Returns
+    -------
+    Instance
+    """
+    if n_jobs < 1 or n_groups < 1:
+        raise ValueError("n_jobs and n_groups must be >= 1")
+    if not zipf_a > 1:
+        raise ValueError("zipf_a must be > 1")
+    rng = np.random.default_rng(seed)
+    cluster = Cluster(servers=tuple(servers))
+    m = cluster.total_gpus
+    models = ("resnet50", "vgg16", "gnmt", "resnet18", "inception_v3", "gpt2-1.5b", "bert", "ncf")
+    datasets = ("imagenet", "cifar10", "wmt16", "wiki", "movielens", "coco")
+    widths = np.array([w for w in PHILLY_WIDTHS if w <= m])
+    probs = np.array([PHILLY_WIDTHS[w] for w in widths])
+    g_model = rng.choice(models, n_groups)
+    g_data = rng.choice(datasets, n_groups)
+    g_batch = rng.choice([32, 64, 128, 256], n_groups)
+    g_user = rng.integers(0, max(1, n_groups // 4), n_groups)
+    g_gpus = rng.choice(widths, n_groups, p=probs / probs.sum())
+    g_median = np.exp(rng.normal(np.log(3600.0), 1.5, n_groups))
+    weights = 1.0 / np.arange(1, n_groups + 1) ** zipf_a
+    group = rng.choice(n_groups, size=n_jobs, p=weights / weights.sum())
+    dur = np.clip(
+        np.round(g_median[group] * np.exp(rng.normal(0, group_sigma, n_jobs))), 60, 30 * 86400.0
+    )
+    gpus = g_gpus[group]
+    rate = load * m / float(np.mean(gpus * dur))
+    release = np.round(np.cumsum(rng.exponential(1.0 / rate, n_jobs)), 3)
+    release -= release[0]
+    width = len(str(n_jobs - 1))
+    jobs = tuple(
+        Job(
+            id=f"r{i:0{width}d}",
+            release_s=float(release[i]),
+            gpus=int(gpus[i]),
+            duration_s=float(dur[i]),
+            features={
+                "recurrence_key": f"g{int(group[i])}",
+                "model": str(g_model[group[i]]),
+                "dataset": str(g_data[group[i]]),
+                "batch_size": int(g_batch[group[i]]),
+                "user": f"u{int(g_user[group[i]])}",
+            },
+        )
+        for i in range(n_jobs)
+    )
+    return Instance(
+        name=name or f"recurring-{n_jobs}",
+        cluster=cluster,
+        jobs=jobs,
+        provenance={
+            "generator": "asrpt_opt.traces.synthetic.recurring_jobs",
+            "n_groups": n_groups,
+            "zipf_a": zipf_a,
+            "group_sigma": group_sigma,
+            "load": load,
+        },
     )

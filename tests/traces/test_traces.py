@@ -66,3 +66,40 @@ def test_philly_like_is_seeded_and_hits_the_load():
     assert area / (a.cluster.total_gpus * horizon) == pytest.approx(0.8, rel=0.1)
     with pytest.raises(ValueError, match="load"):
         philly_like(5, load=0)
+
+
+def test_pollux_workloads_load_and_impute():
+    from asrpt_opt.traces import GPU_HOUR_BUCKETS, pollux_instance, read_pollux_workload
+
+    rows = read_pollux_workload(1)
+    assert len(rows) == 160
+    assert rows[0].name == "cifar10-0"
+    inst = pollux_instance(1, seed=0)
+    assert inst.n_jobs == 160
+    for row, job in zip(rows, inst.jobs, strict=True):
+        lo, hi = GPU_HOUR_BUCKETS[row.application]
+        assert lo * 3600 - 1 <= job.duration_s * job.gpus <= hi * 3600 + 1
+    assert dumps_instance(pollux_instance(1, seed=0)) == dumps_instance(inst)
+    with pytest.raises(InstanceError, match="1..8"):
+        read_pollux_workload(9)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("a,1,cifar10,2\n", "expected 5 columns, got 4"),
+        ("a,soon,cifar10,2,64\n", "bad number"),
+        ("a,1,mnist,2,64\n", "unknown application 'mnist'"),
+        ("a,1,cifar10,0,64\n", "replicas and batch size >= 1"),
+    ],
+)
+def test_pollux_bad_rows_name_the_line(tmp_path, line, words):
+    from asrpt_opt.traces import read_pollux_workload
+
+    f = tmp_path / "w.csv"
+    f.write_text("name,time,application,num_replicas,batch_size\nok,0,bert,1,8\n" + line)
+    with pytest.raises(InstanceError, match=rf"w\.csv: line 3: .*{words}"):
+        read_pollux_workload(f)
+    f.write_text("id,t\n")
+    with pytest.raises(InstanceError, match="expected header"):
+        read_pollux_workload(f)

@@ -1,0 +1,178 @@
+"""Pollux's Philly-derived workloads (bundled, Apache-2.0).
+
+Each workload lists 160 jobs: name, arrival time (s), application, replicas and batch size.
+The files give no job lengths; the application was chosen by the Philly job's GPU-time bucket
+(cifar10 and ncf below 1 GPU-hour, deepspeech2 and bert below 10, yolov3 below 100, imagenet
+100 or more) [1]_. :func:`pollux_instance` imputes each job's GPU-time log-uniformly within its
+application's bucket (seeded) and records that in the instance's provenance.
+
+References
+----------
+.. [1] A. Qiao et al., "Pollux: co-adaptive cluster scheduling for goodput-optimized deep
+   learning", OSDI 2021.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from importlib import resources
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.job import Job
+
+__all__ = ["GPU_HOUR_BUCKETS", "PolluxJob", "pollux_instance", "read_pollux_workload"]
+
+#: GPU-hour range of each application (Pollux's selection rule); imagenet capped at 1000.
+GPU_HOUR_BUCKETS = {
+    "cifar10": (0.1, 1.0),
+    "ncf": (0.1, 1.0),
+    "deepspeech2": (1.0, 10.0),
+    "bert": (1.0, 10.0),
+    "yolov3": (10.0, 100.0),
+    "imagenet": (100.0, 1000.0),
+}
+_COLUMNS = ("name", "time", "application", "num_replicas", "batch_size")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PolluxJob:
+    """One row of a Pollux workload."""
+
+    line: int
+    name: str
+    arrival_s: float
+    application: str
+    replicas: int
+    batch_size: int
+
+
+def read_pollux_workload(source: int | str | PathLike[str] = 1) -> list[PolluxJob]:
+    """Read a Pollux workload CSV.
+
+    Parameters
+    ----------
+    source : int or path-like
+        1..8 for a bundled workload, or a file.
+
+    Returns
+    -------
+    list of PolluxJob
+
+    Raises
+    ------
+    InstanceError
+        Naming the file, the line and the reason for the first bad row.
+    """
+    if isinstance(source, int):
+        if not 1 <= source <= 8:
+            raise InstanceError(f"bundled Pollux workloads are 1..8, not {source}")
+        path = Path(
+            str(
+                resources.files("asrpt_opt")
+                / "data"
+                / "pollux"
+                / "workloads"
+                / f"workload-{source}.csv"
+            )
+        )
+    else:
+        path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows or tuple(rows[0]) != _COLUMNS:
+        raise InstanceError(
+            f"expected header {','.join(_COLUMNS)}", path="line 1", source=str(path)
+        )
+    out = []
+    for lineno, row in enumerate(rows[1:], start=2):
+        where = f"line {lineno}"
+        if len(row) != len(_COLUMNS):
+            raise InstanceError(
+                f"expected {len(_COLUMNS)} columns, got {len(row)}", path=where, source=str(path)
+            )
+        try:
+            arrival, replicas, batch = float(row[1]), int(row[3]), int(row[4])
+        except ValueError as exc:
+            raise InstanceError(f"bad number: {exc}", path=where, source=str(path)) from None
+        if row[2] not in GPU_HOUR_BUCKETS:
+            raise InstanceError(f"unknown application {row[2]!r}", path=where, source=str(path))
+        if not math.isfinite(arrival) or arrival < 0 or replicas < 1 or batch < 1:
+            raise InstanceError(
+                "time must be >= 0, replicas and batch size >= 1", path=where, source=str(path)
+            )
+        out.append(
+            PolluxJob(
+                line=lineno,
+                name=row[0],
+                arrival_s=arrival,
+                application=row[2],
+                replicas=replicas,
+                batch_size=batch,
+            )
+        )
+    return out
+
+
+def pollux_instance(
+    workload: int | str | PathLike[str] = 1,
+    *,
+    servers: tuple[int, ...] = (4,) * 16,
+    seed: int | np.random.Generator | None = 0,
+) -> Instance:
+    """Build an instance of abstract jobs from a Pollux workload, imputing lengths.
+
+    A job's GPU-time is drawn log-uniformly in its application's bucket
+    (:data:`GPU_HOUR_BUCKETS`) and divided by its replicas to give ``duration_s``.
+
+    Parameters
+    ----------
+    workload : int or path-like
+    servers : tuple of int
+        Pollux's testbed had 4 GPUs per node.
+    seed : int, Generator or None
+
+    Returns
+    -------
+    Instance
+    """
+    rows = read_pollux_workload(workload)
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for row in rows:
+        lo, hi = GPU_HOUR_BUCKETS[row.application]
+        gpu_hours = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        jobs.append(
+            Job(
+                id=row.name,
+                release_s=row.arrival_s,
+                gpus=row.replicas,
+                duration_s=round(gpu_hours * 3600.0 / row.replicas, 3),
+                features={
+                    "model": row.application,
+                    "batch_size": row.batch_size,
+                    "recurrence_key": row.application,
+                },
+            )
+        )
+    label = workload if isinstance(workload, int) else Path(workload).stem
+    return Instance(
+        name=f"pollux-workload-{label}",
+        cluster=Cluster(servers=servers),
+        jobs=tuple(jobs),
+        provenance={
+            "source": "Pollux osdi21-artifact simulator/workloads (Apache-2.0)",
+            "imputed": "duration_s = log-uniform GPU-hours in the application's bucket / replicas",
+            "seed": str(seed),
+        },
+    )
