@@ -80,7 +80,7 @@ def test_pollux_workloads_load_and_impute():
         lo, hi = GPU_HOUR_BUCKETS[row.application]
         assert lo * 3600 - 1 <= job.duration_s * job.gpus <= hi * 3600 + 1
     assert dumps_instance(pollux_instance(1, seed=0)) == dumps_instance(inst)
-    with pytest.raises(InstanceError, match="1..8"):
+    with pytest.raises(InstanceError, match=r"1\.\.8"):
         read_pollux_workload(9)
 
 
