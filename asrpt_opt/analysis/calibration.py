@@ -60,7 +60,17 @@ class FitReport:
 
 
 def load_pollux(model: str) -> list[tuple[str, int, float, float]]:
-    """Rows ``(placement, local_bsz, step_time, sync_time)`` of a bundled Pollux trace."""
+    """Rows of a bundled Pollux trace.
+
+    Parameters
+    ----------
+    model : str
+        One of :data:`POLLUX_MODELS`.
+
+    Returns
+    -------
+    list of (placement, local_bsz, step_time, sync_time)
+    """
     if model not in POLLUX_MODELS:
         raise KeyError(f"unknown Pollux model {model!r} (known: {', '.join(POLLUX_MODELS)})")
     path = Path(str(resources.files("asrpt_opt") / "data" / "pollux" / model / "placements.csv"))

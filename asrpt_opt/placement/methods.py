@@ -76,7 +76,18 @@ class PlacementResult:
 
 
 def counts_of(assignment: NDArray[np.int64]) -> Allocation:
-    """The allocation ``((server, count), ...)`` of a worker assignment."""
+    """The allocation of a worker assignment.
+
+    Parameters
+    ----------
+    assignment : ndarray of int
+        Server of each worker.
+
+    Returns
+    -------
+    Allocation
+        ``((server, count), ...)`` sorted by server.
+    """
     servers, counts = np.unique(assignment, return_counts=True)
     return tuple((int(s), int(c)) for s, c in zip(servers, counts, strict=True))
 

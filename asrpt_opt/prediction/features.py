@@ -45,8 +45,18 @@ FEATURE_NAMES: tuple[str, ...] = (
 
 
 def job_key(job: Job) -> str:
-    """The job's recurrence key: ``features["recurrence_key"]`` if given, else its model,
-    dataset, batch size, user and width joined."""
+    """The job's recurrence key.
+
+    Parameters
+    ----------
+    job : Job
+
+    Returns
+    -------
+    str
+        ``features["recurrence_key"]`` if given, else its model, dataset, batch size, user
+        and width joined by ``|``.
+    """
     feats = job.features
     if "recurrence_key" in feats:
         return str(feats["recurrence_key"])
@@ -64,7 +74,18 @@ def _category(job: Job, name: str) -> str:
 
 
 def static_row(job: Job, codes: dict[str, dict[str, int]]) -> list[float]:
-    """Categorical codes and numeric features of one job (history features not included)."""
+    """Categorical codes and numeric features of one job (history features not included).
+
+    Parameters
+    ----------
+    job : Job
+    codes : dict
+        From :func:`learn_codes`.
+
+    Returns
+    -------
+    list of float
+    """
     par = job.parallelism
     dp, pp, tp = (par.dp, par.pp, par.tp) if par is not None else (job.gpus, 1, 1)
     batch = job.features.get("batch_size", -1)
@@ -107,7 +128,17 @@ class HistoryStats:
 
 
 def learn_codes(jobs: Sequence[Job]) -> dict[str, dict[str, int]]:
-    """Ordinal codes of every categorical value seen in ``jobs`` (in first-seen order)."""
+    """Ordinal codes of every categorical value seen in ``jobs`` (in first-seen order).
+
+    Parameters
+    ----------
+    jobs : sequence of Job
+
+    Returns
+    -------
+    dict
+        Per categorical feature, value -> code.
+    """
     codes: dict[str, dict[str, int]] = {c: {} for c in _CATS}
     for job in jobs:
         for c in _CATS:
@@ -118,8 +149,22 @@ def learn_codes(jobs: Sequence[Job]) -> dict[str, dict[str, int]]:
 def training_matrix(
     jobs: Sequence[Job], targets: NDArray[np.float64], codes: dict[str, dict[str, int]]
 ) -> tuple[NDArray[np.float64], HistoryStats]:
-    """Rows for ``jobs`` in release order with causal history features; also the final
-    statistics (over all of ``jobs``) for later predictions."""
+    """Feature rows with causal history features.
+
+    Parameters
+    ----------
+    jobs : sequence of Job
+    targets : ndarray
+        Their true lengths.
+    codes : dict
+        From :func:`learn_codes`.
+
+    Returns
+    -------
+    (ndarray, HistoryStats)
+        One row per job (in input order, history from earlier releases only), and the
+        statistics over all of ``jobs`` for later predictions.
+    """
     order = sorted(range(len(jobs)), key=lambda i: (jobs[i].release_s, i))
     stats = HistoryStats()
     rows: list[list[float]] = [[]] * len(jobs)

@@ -43,7 +43,16 @@ PLACEMENTS = ("pooled", "server-local", "spread")
 
 
 def speed_for(placement: str) -> SpeedModel:
-    """The speed model under which a schedule of ``placement`` is validated."""
+    """The speed model under which a schedule of ``placement`` is validated.
+
+    Parameters
+    ----------
+    placement : str
+
+    Returns
+    -------
+    SpeedModel
+    """
     return PooledSpeed() if placement == "pooled" else AbstractSpeed()
 
 
@@ -208,9 +217,19 @@ def _earliest(free: NDArray[np.int64], start: int, length: int, need: int) -> in
 def list_schedule(
     data: Discrete, order: list[int] | None = None
 ) -> list[tuple[int, int, Allocation]]:
-    """Earliest-fit list schedule (non-preemptive) in ``order``; returns (start, length, alloc).
+    """Earliest-fit list schedule (non-preemptive).
 
-    Tries the release order and the WSPT order when ``order`` is None and keeps the better.
+    Parameters
+    ----------
+    data : Discrete
+    order : list of int, optional
+        Job order; when None the release, WSPT and release+length orders are tried and the
+        best kept.
+
+    Returns
+    -------
+    list of (start, length, Allocation)
+        Per job, in time units; the allocation is empty for pooled placement.
     """
     n = data.n
     if order is None:

@@ -76,7 +76,12 @@ class SolveResult:
 @contextlib.contextmanager
 def quiet_stdout() -> Iterator[None]:
     """Silence C-level writes to stdout (HiGHS prints a banner when a model is created),
-    so that library calls never print and ``--json`` output stays clean."""
+    so that library calls never print and ``--json`` output stays clean.
+
+    Returns
+    -------
+    context manager
+    """
     try:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):

@@ -201,3 +201,26 @@ def test_dnn_instances_simulate_and_need_bandwidths(capsys, tmp_path):
     status, _, err = run(capsys, "validate", str(bad))
     assert status == 2
     assert "jobs[2].model: unknown model 'resnet5000'" in err
+
+
+def test_cli_reference_is_current():
+    import argparse
+    import re
+    import sys
+
+    from asrpt_opt.cli import build_parser
+    from asrpt_opt.cli.reference import cli_reference
+
+    text = (ROOT / "docs" / "cli.md").read_text()
+    if sys.version_info[:2] == (3, 11):  # argparse's layout differs between Python versions
+        assert text == cli_reference(), (
+            "regenerate: python -m asrpt_opt.cli.reference > docs/cli.md"
+        )
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    documented = set(re.findall(r"^## `asrpt-opt ([\w-]+)`", text, flags=re.M))
+    assert documented == set(sub.choices)
+    for name, child in sub.choices.items():
+        section = text.split(f"## `asrpt-opt {name}`", 1)[1].split("\n## ", 1)[0]
+        for action in child._actions:
+            for option in action.option_strings:
+                assert option in section, f"{name}: {option} missing from docs/cli.md"
