@@ -13,7 +13,7 @@ import numpy as np
 
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.job import Job
+from asrpt_opt.traces.synthetic import abstract_jobs
 
 __all__ = ["FAMILIES", "make_family_instance"]
 
@@ -26,19 +26,7 @@ def _build(
     gpus: np.ndarray,
     weight: np.ndarray | None = None,
 ) -> Instance:
-    n = len(dur)
-    w = np.ones(n) if weight is None else weight
-    width = len(str(n - 1))
-    jobs = tuple(
-        Job(
-            id=f"j{i:0{width}d}",
-            release_s=float(release[i]),
-            gpus=int(gpus[i]),
-            duration_s=float(dur[i]),
-            weight=float(w[i]),
-        )
-        for i in range(n)
-    )
+    jobs = abstract_jobs(release, dur, gpus, weight=weight)
     return Instance(name=name, cluster=Cluster(servers=servers), jobs=jobs)
 
 

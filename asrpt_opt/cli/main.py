@@ -926,8 +926,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("predict", help="rolling-origin evaluation of length predictors")
     p.add_argument(
         "source",
-        help="an instance file, a Gavel .trace file, 'gavel' (bundled) or "
-        "'recurring[:N]' (synthetic)",
+        help="an instance file, a Gavel .trace file, 'gavel' (bundled), 'pollux[:K]' (bundled "
+        "Pollux workload K, lengths imputed) or 'recurring[:N]' (synthetic)",
     )
     p.add_argument("--predictors", default="rf,history,median,last,global,oracle")
     p.add_argument("--windows", type=int, default=10)

@@ -9,17 +9,56 @@ rate that makes the offered load (GPU-seconds requested per second over GPUs) eq
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 
-__all__ = ["PHILLY_WIDTHS", "philly_like", "recurring_jobs"]
+__all__ = ["PHILLY_WIDTHS", "abstract_jobs", "philly_like", "recurring_jobs"]
 
 #: GPU widths and their probabilities (Philly-like: half the jobs use one GPU).
 PHILLY_WIDTHS: dict[int, float] = {1: 0.50, 2: 0.10, 4: 0.15, 8: 0.20, 16: 0.04, 32: 0.01}
+
+
+def abstract_jobs(
+    release: NDArray[Any],
+    duration: NDArray[Any],
+    gpus: NDArray[Any],
+    *,
+    weight: NDArray[Any] | None = None,
+    spread_slowdown: NDArray[Any] | None = None,
+    prefix: str = "j",
+) -> tuple[Job, ...]:
+    """Abstract jobs from columns, with ids ``j000``, ``j001``... (zero-padded).
+
+    Parameters
+    ----------
+    release, duration, gpus : ndarray
+    weight, spread_slowdown : ndarray, optional
+        Default 1.
+    prefix : str
+
+    Returns
+    -------
+    tuple of Job
+    """
+    n = len(duration)
+    width = len(str(n - 1))
+    return tuple(
+        Job(
+            id=f"{prefix}{i:0{width}d}",
+            release_s=float(release[i]),
+            gpus=int(gpus[i]),
+            duration_s=float(duration[i]),
+            weight=1.0 if weight is None else float(weight[i]),
+            spread_slowdown=1.0 if spread_slowdown is None else float(spread_slowdown[i]),
+        )
+        for i in range(n)
+    )
 
 
 def philly_like(
@@ -80,18 +119,7 @@ def philly_like(
     release = np.round(np.cumsum(rng.exponential(1.0 / rate, size=n_jobs)), 3)
     release -= release[0]
     weights = rng.integers(1, 6, size=n_jobs) if weighted else np.ones(n_jobs, dtype=np.int64)
-    width = len(str(n_jobs - 1))
-    jobs = tuple(
-        Job(
-            id=f"j{i:0{width}d}",
-            release_s=float(release[i]),
-            gpus=int(gpus[i]),
-            duration_s=float(dur[i]),
-            spread_slowdown=float(slow[i]),
-            weight=float(weights[i]),
-        )
-        for i in range(n_jobs)
-    )
+    jobs = abstract_jobs(release, dur, gpus, weight=weights, spread_slowdown=slow)
     return Instance(
         name=name or f"philly-like-{n_jobs}",
         cluster=cluster,
