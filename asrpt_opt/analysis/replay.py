@@ -1,0 +1,238 @@
+"""Trace replay experiments: every policy on one instance, with provenance.
+
+A replay simulates each policy, collects its metrics, and writes a results file that makes the
+experiment reproducible: the instance's SHA-256, the policy and predictor parameters, the
+placement method, the package version and the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.analysis.metrics import Metrics
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.io import dumps_instance
+from asrpt_opt.model.schedule import Schedule
+from asrpt_opt.relaxation.bounds import lower_bounds
+
+__all__ = ["ReplayReport", "plot_replay", "replay", "timeline"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayReport:
+    """Results of a replay.
+
+    Attributes
+    ----------
+    instance : Instance
+    metrics : dict of policy -> Metrics
+    schedules : dict of policy -> Schedule
+    wall_s : dict of policy -> float
+    lower_bound_s : float
+    provenance : dict
+    """
+
+    instance: Instance
+    metrics: dict[str, Metrics]
+    schedules: dict[str, Schedule]
+    wall_s: dict[str, float]
+    lower_bound_s: float
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Results and provenance as a JSON-ready dict (schedules left out)."""
+        return {
+            "provenance": self.provenance,
+            "lower_bound_s": self.lower_bound_s,
+            "policies": {
+                name: {
+                    **m.to_json(),
+                    "ratio_to_lower_bound": m.total_weighted_completion_s / self.lower_bound_s,
+                    "wall_s": self.wall_s[name],
+                    "jobs_per_s": m.n_jobs / self.wall_s[name] if self.wall_s[name] else None,
+                }
+                for name, m in self.metrics.items()
+            },
+        }
+
+
+def replay(
+    instance: Instance,
+    policies: Sequence[str],
+    *,
+    placement: str = "mincut",
+    predictor: str = "oracle",
+    refit_every: int | None = None,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReplayReport:
+    """Simulate every policy on ``instance``.
+
+    Parameters
+    ----------
+    instance : Instance
+    policies : sequence of str
+        Registered policy names.
+    placement : str
+        Placement method that arranges DNN jobs' workers (ignored for abstract jobs).
+    predictor : str
+        Registered predictor name; a fresh one per policy.
+    refit_every : int, optional
+        Refit the predictor after every this many completions.
+    seed : int
+    progress : callable, optional
+        ``progress(done, total)`` after each policy.
+
+    Returns
+    -------
+    ReplayReport
+    """
+    from asrpt_opt import __version__
+    from asrpt_opt.model.speed import default_speed
+    from asrpt_opt.prediction import make_predictor
+    from asrpt_opt.sim.engine import simulate
+
+    speed: Any = default_speed(instance)
+    if not instance.is_abstract:
+        from asrpt_opt.placement.speed import ClusterSpeed
+
+        speed = ClusterSpeed(instance.cluster, method=placement)
+    metrics: dict[str, Metrics] = {}
+    schedules: dict[str, Schedule] = {}
+    walls: dict[str, float] = {}
+    params = {"rf": {"random_state": seed}, "noisy": {"seed": seed}}.get(predictor, {})
+    for k, name in enumerate(policies):
+        pred = make_predictor(predictor, **params)
+        t0 = time.perf_counter()
+        result = simulate(
+            instance, name, predictor=pred, speed=speed, seed=seed, refit_every=refit_every
+        )
+        walls[name] = time.perf_counter() - t0
+        metrics[name] = result.metrics
+        schedules[name] = result.schedule
+        if progress:
+            progress(k + 1, len(policies))
+    text = dumps_instance(instance)
+    provenance = {
+        "instance": instance.name,
+        "instance_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "jobs": instance.n_jobs,
+        "gpus": instance.cluster.total_gpus,
+        "policies": list(policies),
+        "policy_params": "registry defaults",
+        "predictor": predictor,
+        "predictor_params": params,
+        "refit_every": refit_every,
+        "placement": placement if not instance.is_abstract else "consolidate (abstract jobs)",
+        "seed": seed,
+        "asrpt_opt": __version__,
+    }
+    return ReplayReport(
+        instance=instance,
+        metrics=metrics,
+        schedules=schedules,
+        wall_s=walls,
+        lower_bound_s=lower_bounds(instance, speed=speed).lower_bound_s,
+        provenance=provenance,
+    )
+
+
+def timeline(
+    instance: Instance, schedule: Schedule
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Queue length and busy GPUs as step functions of time.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+
+    Returns
+    -------
+    (times, waiting, busy_gpus)
+        Values hold from each time until the next.
+    """
+    t: list[float] = []
+    dq: list[int] = []
+    db: list[int] = []
+    for job, run in zip(instance.jobs, schedule.runs, strict=True):
+        t.append(job.release_s)
+        dq.append(1)
+        db.append(0)
+        last = len(run.segments) - 1
+        for k, seg in enumerate(run.segments):
+            t += [seg.start_s, seg.end_s]
+            dq += [-1, 0 if k == last else 1]
+            db += [job.gpus, -job.gpus]
+    times = np.asarray(t)
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    waiting = np.cumsum(np.asarray(dq)[order])
+    busy = np.cumsum(np.asarray(db)[order])
+    # Keep the last value at each instant.
+    keep = np.append(times[1:] != times[:-1], True)
+    return times[keep], waiting[keep], busy[keep]
+
+
+def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]:
+    """Write the JCT CDF per policy and queue length / utilisation over time (PNG).
+
+    Parameters
+    ----------
+    report : ReplayReport
+    out_dir : path-like
+
+    Returns
+    -------
+    list of str
+        The files written.
+    """
+    from asrpt_opt.analysis.plots import plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    inst = report.instance
+    release = np.array([j.release_s for j in inst.jobs])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, sched in report.schedules.items():
+        jct = np.sort(np.array([r.completion_s for r in sched.runs]) - release) / 3600.0
+        ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (h)")
+    ax.set_ylabel("fraction of jobs")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    cdf = out / "jct-cdf.png"
+    fig.savefig(cdf, dpi=120)
+    plt.close(fig)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    m = inst.cluster.total_gpus
+    for name, sched in report.schedules.items():
+        t, waiting, busy = timeline(inst, sched)
+        step = max(1, t.size // 4000)  # thin very long replays for drawing only
+        top.step(t[::step] / 3600.0, waiting[::step], where="post", label=name, lw=0.8)
+        bottom.step(t[::step] / 3600.0, busy[::step] / m, where="post", label=name, lw=0.8)
+    top.set_ylabel("jobs waiting")
+    bottom.set_ylabel("GPU utilisation")
+    bottom.set_xlabel("time (h)")
+    top.legend(fontsize=7)
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tl = out / "timeline.png"
+    fig.savefig(tl, dpi=120)
+    plt.close(fig)
+    results = out / "results.json"
+    results.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    return [str(cdf), str(tl), str(results)]
