@@ -824,6 +824,46 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """Convert a trace into an instance file, reporting every bad row."""
+    from asrpt_opt.model.io import dump_instance
+    from asrpt_opt.traces import gavel_instance, pollux_instance
+
+    errors: list[str] | None = None if args.strict else []
+    if args.format == "gavel":
+        inst = gavel_instance(
+            n_jobs=args.n_jobs or 10**9,
+            servers=args.cluster,
+            gpu_kind=args.gpu_kind,
+            trace=args.source,
+            errors=errors,
+            name=Path(args.source).stem,
+        )
+    else:
+        inst = pollux_instance(args.source, servers=args.cluster, seed=args.seed, errors=errors)
+    dump_instance(inst, args.output)
+    bad = errors or []
+    summary = {
+        "format": args.format,
+        "source": args.source,
+        "output": args.output,
+        "jobs": inst.n_jobs,
+        "bad_rows": len(bad),
+        "errors": bad[:20],
+    }
+    if args.json:
+        _emit_json(summary)
+        return 0
+    print(
+        f"{args.source}: {inst.n_jobs} jobs written to {args.output}; {len(bad)} bad rows skipped"
+    )
+    for line in bad[:10]:
+        print(f"  {line}")
+    if len(bad) > 10:
+        print(f"  ... and {len(bad) - 10} more (use --json for 20, --strict to stop at the first)")
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (the CLI reference in docs is generated from it).
@@ -1015,6 +1055,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="asrpt-replay", help="folder for plots and results.json")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("import", help="convert a trace into an instance file")
+    p.add_argument("format", choices=("gavel", "pollux"), help="trace format")
+    p.add_argument("source", help="trace file")
+    p.add_argument("-o", "--output", required=True, help="instance file to write")
+    p.add_argument(
+        "--cluster",
+        type=_parse_servers,
+        default=(8,) * 16,
+        help="SERVERSxGPUS or a list of GPUs per server (default 16x8)",
+    )
+    p.add_argument("--n-jobs", type=int, help="keep only the first N jobs")
+    p.add_argument("--gpu-kind", default="v100", help="gavel: GPU kind of the throughputs")
+    p.add_argument("--seed", type=int, default=0, help="pollux: seed of the imputed lengths")
+    p.add_argument("--strict", action="store_true", help="stop at the first bad row")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
     p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")

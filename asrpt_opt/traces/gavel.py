@@ -27,6 +27,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
+from asrpt_opt.traces._rows import read_rows
 
 __all__ = [
     "GavelJob",
@@ -53,13 +54,17 @@ def _bundled(name: str) -> Path:
     return Path(str(resources.files("asrpt_opt") / "data" / "gavel" / name))
 
 
-def read_gavel_trace(path: str | PathLike[str] | None = None) -> list[GavelJob]:
+def read_gavel_trace(
+    path: str | PathLike[str] | None = None, *, errors: list[str] | None = None
+) -> list[GavelJob]:
     """Read a Gavel trace (tab-separated, 7 columns, no header).
 
     Parameters
     ----------
     path : path-like, optional
         Defaults to the bundled ``msr_seed0_ee9e8c.trace``.
+    errors : list, optional
+        Collect bad rows' messages here and skip them; by default the first bad row raises.
 
     Returns
     -------
@@ -71,36 +76,24 @@ def read_gavel_trace(path: str | PathLike[str] | None = None) -> list[GavelJob]:
         Naming the file, the line and the reason, for the first malformed row.
     """
     file = Path(path) if path is not None else _bundled("msr_seed0_ee9e8c.trace")
-    out = []
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(file)) from None
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        cols = line.split("\t")
-        where = f"line {lineno}"
-        if len(cols) != 7:
-            raise InstanceError(
-                f"expected 7 tab-separated columns, got {len(cols)}", path=where, source=str(file)
-            )
-        try:
-            steps = int(cols[4])
-            arrival = float(cols[5])
-            gpus = int(cols[6])
-        except ValueError as exc:
-            raise InstanceError(f"bad number: {exc}", path=where, source=str(file)) from None
-        if steps < 1 or gpus < 1 or not math.isfinite(arrival) or arrival < 0:
-            raise InstanceError(
-                "total steps and GPUs must be >= 1, arrival >= 0", path=where, source=str(file)
-            )
-        out.append(
-            GavelJob(
-                line=lineno, job_type=cols[0], total_steps=steps, arrival_s=arrival, gpus=gpus
-            )
-        )
-    return out
+    lines = ((n, line.split("\t")) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+    return read_rows(lines, _parse_gavel, source=str(file), errors=errors)
+
+
+def _parse_gavel(lineno: int, cols: list[str]) -> GavelJob:
+    if len(cols) != 7:
+        raise InstanceError(f"expected 7 tab-separated columns, got {len(cols)}")
+    try:
+        steps, arrival, gpus = int(cols[4]), float(cols[5]), int(cols[6])
+    except ValueError as exc:
+        raise InstanceError(f"bad number: {exc}") from None
+    if steps < 1 or gpus < 1 or not math.isfinite(arrival) or arrival < 0:
+        raise InstanceError("total steps and GPUs must be >= 1, arrival >= 0")
+    return GavelJob(line=lineno, job_type=cols[0], total_steps=steps, arrival_s=arrival, gpus=gpus)
 
 
 @cache
@@ -135,6 +128,7 @@ def gavel_instance(
     gpu_kind: str = "v100",
     trace: str | PathLike[str] | None = None,
     name: str | None = None,
+    errors: list[str] | None = None,
 ) -> Instance:
     """Build an instance of abstract jobs from the first ``n_jobs`` rows of a Gavel trace.
 
@@ -153,6 +147,9 @@ def gavel_instance(
     trace : path-like, optional
         Defaults to the bundled trace.
     name : str, optional
+    errors : list, optional
+        Collect bad rows (malformed, or a job type without any throughput measurement)
+        here and skip them; by default the first one raises.
 
     Returns
     -------
@@ -162,13 +159,21 @@ def gavel_instance(
     if gpu_kind not in table:
         raise InstanceError(f"unknown GPU kind {gpu_kind!r}", path="gpu_kind")
     cons, uncons = table[gpu_kind], table[f"{gpu_kind}_unconsolidated"]
-    rows = read_gavel_trace(trace)[:n_jobs]
+    rows = read_gavel_trace(trace, errors=errors)[:n_jobs]
+    source = str(trace) if trace is not None else "msr_seed0_ee9e8c.trace"
     cluster = Cluster(servers=servers)
     jobs = []
     imputed = 0
     t0 = rows[0].arrival_s if rows else 0.0
     for row in rows:
-        tput, was_imputed = _throughput(cons, row.job_type, row.gpus)
+        try:
+            tput, was_imputed = _throughput(cons, row.job_type, row.gpus)
+        except InstanceError as exc:
+            err = exc.within(path=f"line {row.line}", source=source)
+            if errors is None:
+                raise err from None
+            errors.append(str(err))
+            continue
         imputed += was_imputed
         known = [
             g for g in (row.gpus, 8, 4, 2) if g <= row.gpus and str((row.job_type, g)) in uncons
@@ -203,6 +208,7 @@ def gavel_instance(
             "source": "Gavel msr_seed0_ee9e8c.trace + simulation_throughputs.json (MIT)",
             "gpu_kind": gpu_kind,
             "rows": len(rows),
+            "rows_skipped": len(errors) if errors is not None else 0,
             "duration": "total_steps / consolidated throughput",
             "spread_slowdown": "consolidated / unconsolidated throughput, >= 1",
             "imputed_throughputs": imputed,

@@ -27,6 +27,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
+from asrpt_opt.traces._rows import read_rows
 
 __all__ = ["GPU_HOUR_BUCKETS", "PolluxJob", "pollux_instance", "read_pollux_workload"]
 
@@ -54,13 +55,17 @@ class PolluxJob:
     batch_size: int
 
 
-def read_pollux_workload(source: int | str | PathLike[str] = 1) -> list[PolluxJob]:
+def read_pollux_workload(
+    source: int | str | PathLike[str] = 1, *, errors: list[str] | None = None
+) -> list[PolluxJob]:
     """Read a Pollux workload CSV.
 
     Parameters
     ----------
     source : int or path-like
         1..8 for a bundled workload, or a file.
+    errors : list, optional
+        Collect bad rows' messages here and skip them; by default the first bad row raises.
 
     Returns
     -------
@@ -94,34 +99,29 @@ def read_pollux_workload(source: int | str | PathLike[str] = 1) -> list[PolluxJo
         raise InstanceError(
             f"expected header {','.join(_COLUMNS)}", path="line 1", source=str(path)
         )
-    out = []
-    for lineno, row in enumerate(rows[1:], start=2):
-        where = f"line {lineno}"
-        if len(row) != len(_COLUMNS):
-            raise InstanceError(
-                f"expected {len(_COLUMNS)} columns, got {len(row)}", path=where, source=str(path)
-            )
-        try:
-            arrival, replicas, batch = float(row[1]), int(row[3]), int(row[4])
-        except ValueError as exc:
-            raise InstanceError(f"bad number: {exc}", path=where, source=str(path)) from None
-        if row[2] not in GPU_HOUR_BUCKETS:
-            raise InstanceError(f"unknown application {row[2]!r}", path=where, source=str(path))
-        if not math.isfinite(arrival) or arrival < 0 or replicas < 1 or batch < 1:
-            raise InstanceError(
-                "time must be >= 0, replicas and batch size >= 1", path=where, source=str(path)
-            )
-        out.append(
-            PolluxJob(
-                line=lineno,
-                name=row[0],
-                arrival_s=arrival,
-                application=row[2],
-                replicas=replicas,
-                batch_size=batch,
-            )
-        )
-    return out
+    numbered = enumerate(rows[1:], start=2)
+    return read_rows(numbered, _parse_pollux, source=str(path), errors=errors)
+
+
+def _parse_pollux(lineno: int, row: list[str]) -> PolluxJob:
+    if len(row) != len(_COLUMNS):
+        raise InstanceError(f"expected {len(_COLUMNS)} columns, got {len(row)}")
+    try:
+        arrival, replicas, batch = float(row[1]), int(row[3]), int(row[4])
+    except ValueError as exc:
+        raise InstanceError(f"bad number: {exc}") from None
+    if row[2] not in GPU_HOUR_BUCKETS:
+        raise InstanceError(f"unknown application {row[2]!r}")
+    if not math.isfinite(arrival) or arrival < 0 or replicas < 1 or batch < 1:
+        raise InstanceError("time must be >= 0, replicas and batch size >= 1")
+    return PolluxJob(
+        line=lineno,
+        name=row[0],
+        arrival_s=arrival,
+        application=row[2],
+        replicas=replicas,
+        batch_size=batch,
+    )
 
 
 def pollux_instance(
@@ -129,6 +129,7 @@ def pollux_instance(
     *,
     servers: tuple[int, ...] = (4,) * 16,
     seed: int | np.random.Generator | None = 0,
+    errors: list[str] | None = None,
 ) -> Instance:
     """Build an instance of abstract jobs from a Pollux workload, imputing lengths.
 
@@ -141,12 +142,14 @@ def pollux_instance(
     servers : tuple of int
         Pollux's testbed had 4 GPUs per node.
     seed : int, Generator or None
+    errors : list, optional
+        Collect bad rows here and skip them; by default the first one raises.
 
     Returns
     -------
     Instance
     """
-    rows = read_pollux_workload(workload)
+    rows = read_pollux_workload(workload, errors=errors)
     rng = np.random.default_rng(seed)
     jobs = []
     for row in rows:
@@ -174,5 +177,6 @@ def pollux_instance(
             "source": "Pollux osdi21-artifact simulator/workloads (Apache-2.0)",
             "imputed": "duration_s = log-uniform GPU-hours in the application's bucket / replicas",
             "seed": str(seed),
+            "rows_skipped": len(errors) if errors is not None else 0,
         },
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -103,3 +104,40 @@ def test_pollux_bad_rows_name_the_line(tmp_path, line, words):
     f.write_text("id,t\n")
     with pytest.raises(InstanceError, match="expected header"):
         read_pollux_workload(f)
+
+
+def test_import_reports_every_bad_row_and_strict_stops(tmp_path, capsys):
+    from asrpt_opt.cli import main
+
+    trace = tmp_path / "t.trace"
+    trace.write_text(
+        "ResNet-50 (batch size 64)\tcmd\t-n\t1\t1000\t0.0\t4\n"
+        "bad row\n"
+        "Mystery model\tcmd\t-n\t1\t100\t5.0\t1\n"
+        "ResNet-18 (batch size 32)\tcmd\t-n\t1\tlots\t9.0\t2\n"
+        "ResNet-18 (batch size 32)\tcmd\t-n\t1\t500\t10.0\t2\n"
+    )
+    out = tmp_path / "t.json"
+    assert main(["import", "gavel", str(trace), "-o", str(out), "--cluster", "2x8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["jobs"] == 2
+    assert data["bad_rows"] == 3
+    assert any("line 2: expected 7 tab-separated columns" in e for e in data["errors"])
+    assert any("line 3: job type 'Mystery model'" in e for e in data["errors"])
+    assert any("line 4: bad number" in e for e in data["errors"])
+    inst = load_instance(out)
+    assert inst.provenance["rows_skipped"] == 3
+    assert [j.id for j in inst.jobs] == ["gavel-1", "gavel-5"]
+    assert main(["import", "gavel", str(trace), "-o", str(out), "--strict"]) == 2
+    assert "line 2: expected 7" in capsys.readouterr().err
+    assert main(["import", "pollux", "1", "-o", str(out), "--cluster", "16x4", "--json"]) == 2
+    workload = tmp_path / "w.csv"
+    workload.write_text(
+        "name,time,application,num_replicas,batch_size\na,0,bert,2,8\nb,x,bert,1,8\n"
+    )
+    assert (
+        main(["import", "pollux", str(workload), "-o", str(out), "--cluster", "4x4", "--json"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert (data["jobs"], data["bad_rows"]) == (1, 1)
