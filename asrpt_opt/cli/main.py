@@ -839,8 +839,14 @@ def cmd_import(args: argparse.Namespace) -> int:
             errors=errors,
             name=Path(args.source).stem,
         )
-    else:
+    elif args.format == "pollux":
         inst = pollux_instance(args.source, servers=args.cluster, seed=args.seed, errors=errors)
+    else:
+        from asrpt_opt.traces.adapters import trace_instance
+
+        inst = trace_instance(
+            args.format, args.source, servers=args.cluster, n_jobs=args.n_jobs, errors=errors
+        )
     dump_instance(inst, args.output)
     bad = errors or []
     summary = {
@@ -1057,8 +1063,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("import", help="convert a trace into an instance file")
-    p.add_argument("format", choices=("gavel", "pollux"), help="trace format")
-    p.add_argument("source", help="trace file")
+    p.add_argument(
+        "format",
+        choices=("gavel", "pollux", "tiresias", "philly", "helios", "pai"),
+        help="trace format",
+    )
+    p.add_argument("source", help="trace file (pai: the folder with pai_task_table.csv)")
     p.add_argument("-o", "--output", required=True, help="instance file to write")
     p.add_argument(
         "--cluster",

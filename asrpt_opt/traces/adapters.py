@@ -1,0 +1,474 @@
+"""Adapters for public GPU-cluster traces: Tiresias, Philly, Helios and Alibaba PAI 2020.
+
+Every adapter reads its format's real layout, validates each row's columns and types, and
+either stops at the first bad row (``errors=None``) or reports every bad row with file, line
+and reason in ``errors`` and skips it. Rows that are valid but not GPU training jobs (for
+example CPU-only jobs) are counted in ``skipped``, never dropped silently.
+
+What the traces lack is imputed the same way for all: jobs are *abstract*, with
+``duration_s`` the run time the trace measured, release at the submit time (relative to the
+earliest submit in the file), width the GPUs the job held; descriptive columns (user, virtual
+cluster, model name, status) become features. :func:`trace_instance` records this in the
+instance's provenance, so an experiment is reproducible from the instance file alone.
+
+References
+----------
+.. [1] J. Gu et al., Tiresias, NSDI 2019 (simulator job CSV).
+.. [2] M. Jeon et al., "Analysis of large-scale multi-tenant GPU clusters for DNN training
+   workloads", USENIX ATC 2019 (Philly ``cluster_job_log``).
+.. [3] Q. Hu et al., "Characterization and prediction of deep learning workloads in
+   large-scale GPU datacenters", SC 2021 (Helios ``cluster_log.csv``).
+.. [4] Q. Weng et al., "MLaaS in the wild: workload analysis and scheduling in large-scale
+   heterogeneous GPU clusters", NSDI 2022 (Alibaba PAI 2020 tables).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.job import Job
+from asrpt_opt.traces._rows import read_rows
+
+__all__ = [
+    "FORMATS",
+    "TraceJob",
+    "read_helios",
+    "read_pai",
+    "read_philly",
+    "read_tiresias",
+    "trace_instance",
+]
+
+_TIME = "%Y-%m-%d %H:%M:%S"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TraceJob:
+    """One GPU job read from a trace (times in seconds, absolute as in the trace)."""
+
+    line: int
+    id: str
+    submit_s: float
+    gpus: int
+    duration_s: float
+    features: dict[str, Any] = field(default_factory=dict)
+
+
+def _read_text(path: str | PathLike[str]) -> tuple[str, str]:
+    try:
+        return Path(path).read_text(encoding="utf-8"), str(path)
+    except OSError as exc:
+        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
+
+
+def _stamp(value: Any, column: str) -> float:
+    if value is None or value == "":
+        raise InstanceError(f"{column} is missing")
+    try:
+        # Trace times carry no zone; reading them as UTC keeps differences exact (no DST).
+        return datetime.strptime(str(value), _TIME).replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        raise InstanceError(f"{column} {value!r} is not a 'YYYY-MM-DD HH:MM:SS' time") from None
+
+
+def _number(value: str, column: str) -> float:
+    try:
+        out = float(value)
+    except ValueError:
+        raise InstanceError(f"{column} {value!r} is not a number") from None
+    if not math.isfinite(out):
+        raise InstanceError(f"{column} {value!r} is not finite")
+    return out
+
+
+def _positive_duration(value: float) -> float:
+    if not value > 0:
+        raise InstanceError(f"run time {value!r} s is not positive")
+    return value
+
+
+def _csv_rows(
+    text: str, header: tuple[str, ...] | None, source: str
+) -> list[tuple[int, list[str]]]:
+    rows = list(csv.reader(text.splitlines()))
+    if header is None:
+        return [(n, r) for n, r in enumerate(rows, start=1) if r]
+    if not rows or tuple(c.strip() for c in rows[0]) != header:
+        raise InstanceError(f"expected header {','.join(header)}", path="line 1", source=source)
+    return [(n, r) for n, r in enumerate(rows[1:], start=2) if r]
+
+
+def _width(row: list[str], n: int) -> None:
+    if len(row) != n:
+        raise InstanceError(f"expected {n} columns, got {len(row)}")
+
+
+_TIRESIAS = (
+    "job_id",
+    "num_gpu",
+    "submit_time",
+    "iterations",
+    "model_name",
+    "duration",
+    "interval",
+)
+
+
+def read_tiresias(
+    path: str | PathLike[str],
+    *,
+    errors: list[str] | None = None,
+    skipped: Counter[str] | None = None,
+) -> list[TraceJob]:
+    """Read a Tiresias simulator job CSV (``job_id,num_gpu,submit_time,iterations,model_name,
+    duration,interval``).
+
+    Parameters
+    ----------
+    path : path-like
+    errors : list, optional
+        Collect bad rows here instead of raising on the first.
+    skipped : Counter, optional
+        Counts of valid rows that are not GPU jobs, by reason.
+
+    Returns
+    -------
+    list of TraceJob
+    """
+    text, source = _read_text(path)
+    skipped = skipped if skipped is not None else Counter()
+
+    def parse(n: int, r: list[str]) -> TraceJob | None:
+        _width(r, len(_TIRESIAS))
+        gpus = _number(r[1], "num_gpu")
+        if gpus != int(gpus) or gpus < 0:
+            raise InstanceError(f"num_gpu {r[1]!r} is not a whole number >= 0")
+        if gpus == 0:
+            skipped["no GPUs"] += 1
+            return None
+        return TraceJob(
+            line=n,
+            id=r[0],
+            submit_s=_number(r[2], "submit_time"),
+            gpus=int(gpus),
+            duration_s=_positive_duration(_number(r[5], "duration")),
+            features={"model": r[4], "iterations": r[3]},
+        )
+
+    rows = read_rows(_csv_rows(text, _TIRESIAS, source), parse, source=source, errors=errors)
+    return [j for j in rows if j is not None]
+
+
+def read_philly(
+    path: str | PathLike[str],
+    *,
+    errors: list[str] | None = None,
+    skipped: Counter[str] | None = None,
+) -> list[TraceJob]:
+    """Read Philly's ``cluster_job_log`` (a JSON list of jobs with attempts).
+
+    A job's GPUs are those of its last attempt's ``detail`` entries and its run time is that
+    attempt's ``end_time - start_time`` (earlier attempts failed and were retried). "Line" in
+    messages is the job's position in the list (1-based).
+
+    Parameters
+    ----------
+    path : path-like
+    errors : list, optional
+    skipped : Counter, optional
+
+    Returns
+    -------
+    list of TraceJob
+    """
+    text, source = _read_text(path)
+    skipped = skipped if skipped is not None else Counter()
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(
+            f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}", source=source
+        ) from None
+    if not isinstance(doc, list):
+        raise InstanceError("must be a JSON list of jobs", source=source)
+
+    def parse(n: int, rec: list[Any]) -> TraceJob | None:
+        job = rec[0]
+        if not isinstance(job, dict) or "jobid" not in job:
+            raise InstanceError("job must be an object with a jobid")
+        attempts = job.get("attempts")
+        if not isinstance(attempts, list):
+            raise InstanceError("attempts must be a list")
+        if not attempts:
+            skipped["never started"] += 1
+            return None
+        last = attempts[-1]
+        if not isinstance(last, dict):
+            raise InstanceError("an attempt must be an object")
+        gpus = sum(len(d.get("gpus", [])) for d in last.get("detail", []) if isinstance(d, dict))
+        if gpus == 0:
+            skipped["no GPUs"] += 1
+            return None
+        start = _stamp(last.get("start_time"), "start_time")
+        end = _stamp(last.get("end_time"), "end_time")
+        return TraceJob(
+            line=n,
+            id=str(job["jobid"]),
+            submit_s=_stamp(job.get("submitted_time"), "submitted_time"),
+            gpus=gpus,
+            duration_s=_positive_duration(end - start),
+            features={
+                "user": str(job.get("user", "")),
+                "vc": str(job.get("vc", "")),
+                "status": str(job.get("status", "")),
+            },
+        )
+
+    numbered = [(n, [job]) for n, job in enumerate(doc, start=1)]
+    rows = read_rows(numbered, parse, source=source, errors=errors)
+    return [j for j in rows if j is not None]
+
+
+_HELIOS = (
+    "job_id",
+    "user",
+    "vc",
+    "gpu_num",
+    "cpu_num",
+    "node_num",
+    "state",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "duration",
+    "queue",
+)
+
+
+def read_helios(
+    path: str | PathLike[str],
+    *,
+    errors: list[str] | None = None,
+    skipped: Counter[str] | None = None,
+) -> list[TraceJob]:
+    """Read a Helios ``cluster_log.csv`` (SenseTime; times ``YYYY-MM-DD HH:MM:SS``).
+
+    Parameters
+    ----------
+    path : path-like
+    errors : list, optional
+    skipped : Counter, optional
+        CPU-only jobs (``gpu_num`` 0) are counted here.
+
+    Returns
+    -------
+    list of TraceJob
+    """
+    text, source = _read_text(path)
+    skipped = skipped if skipped is not None else Counter()
+
+    def parse(n: int, r: list[str]) -> TraceJob | None:
+        _width(r, len(_HELIOS))
+        gpus = _number(r[3], "gpu_num")
+        if gpus != int(gpus) or gpus < 0:
+            raise InstanceError(f"gpu_num {r[3]!r} is not a whole number >= 0")
+        if gpus == 0:
+            skipped["CPU-only"] += 1
+            return None
+        return TraceJob(
+            line=n,
+            id=r[0],
+            submit_s=_stamp(r[7], "submit_time"),
+            gpus=int(gpus),
+            duration_s=_positive_duration(_number(r[10], "duration")),
+            features={"user": r[1], "vc": r[2], "status": r[6]},
+        )
+
+    rows = read_rows(_csv_rows(text, _HELIOS, source), parse, source=source, errors=errors)
+    return [j for j in rows if j is not None]
+
+
+def read_pai(
+    directory: str | PathLike[str],
+    *,
+    errors: list[str] | None = None,
+    skipped: Counter[str] | None = None,
+) -> list[TraceJob]:
+    """Read Alibaba PAI 2020's ``pai_task_table.csv`` (and ``pai_job_table.csv`` if present).
+
+    Both files are headerless. Task columns: ``job_name,task_name,inst_num,status,start_time,
+    end_time,plan_cpu,plan_mem,plan_gpu,gpu_type`` with ``plan_gpu`` in percent of a GPU per
+    instance. A job holds sum(inst_num * plan_gpu / 100) GPUs over its tasks, rounded up to a
+    whole GPU, from its first task start (used as release: the tables have no submit time) to
+    its last task end. The job table (``job_name,inst_id,user,status,start_time,end_time``)
+    adds the user.
+
+    Parameters
+    ----------
+    directory : path-like
+        Folder holding the two tables, or the task table itself.
+    errors : list, optional
+    skipped : Counter, optional
+
+    Returns
+    -------
+    list of TraceJob
+    """
+    folder = Path(directory)
+    task_path = folder / "pai_task_table.csv" if folder.is_dir() else folder
+    text, source = _read_text(task_path)
+    skipped = skipped if skipped is not None else Counter()
+
+    def parse(n: int, r: list[str]) -> tuple[int, str, float, float, float, str]:
+        _width(r, 10)
+        if r[4] == "" or r[5] == "":
+            raise InstanceError("start_time and end_time are required")
+        start, end = _number(r[4], "start_time"), _number(r[5], "end_time")
+        inst = _number(r[2], "inst_num") if r[2] else 1.0
+        plan = _number(r[8], "plan_gpu") if r[8] else 0.0
+        if inst < 0 or plan < 0:
+            raise InstanceError("inst_num and plan_gpu must be >= 0")
+        return n, r[0], start, end, inst * plan / 100.0, r[3]
+
+    tasks = read_rows(_csv_rows(text, None, source), parse, source=source, errors=errors)
+    users: dict[str, str] = {}
+    job_path = task_path.parent / "pai_job_table.csv"
+    if job_path.exists():
+        jtext, jsource = _read_text(job_path)
+
+        def parse_job(n: int, r: list[str]) -> tuple[str, str]:
+            _width(r, 6)
+            return r[0], r[2]
+
+        users = dict(
+            read_rows(_csv_rows(jtext, None, jsource), parse_job, source=jsource, errors=errors)
+        )
+    jobs: dict[str, list[tuple[int, str, float, float, float, str]]] = {}
+    for task in tasks:
+        jobs.setdefault(task[1], []).append(task)
+    out = []
+    for name, parts in jobs.items():
+        gpus = math.ceil(sum(p[4] for p in parts) - 1e-9)
+        if gpus <= 0:
+            skipped["no GPUs"] += 1
+            continue
+        start = min(p[2] for p in parts)
+        end = max(p[3] for p in parts)
+        line = min(p[0] for p in parts)
+        if not end > start:
+            msg = f"{source}: line {line}: job {name!r} runs {end - start!r} s"
+            if errors is None:
+                raise InstanceError(msg)
+            errors.append(msg)
+            continue
+        out.append(
+            TraceJob(
+                line=line,
+                id=name,
+                submit_s=start,
+                gpus=gpus,
+                duration_s=end - start,
+                features={"user": users.get(name, ""), "status": parts[0][5]},
+            )
+        )
+    return sorted(out, key=lambda j: (j.submit_s, j.line))
+
+
+#: Trace formats handled here and their readers.
+FORMATS = {
+    "tiresias": read_tiresias,
+    "philly": read_philly,
+    "helios": read_helios,
+    "pai": read_pai,
+}
+
+
+def trace_instance(
+    fmt: str,
+    source: str | PathLike[str],
+    *,
+    servers: tuple[int, ...] = (8,) * 16,
+    n_jobs: int | None = None,
+    errors: list[str] | None = None,
+    name: str | None = None,
+) -> Instance:
+    """Read a trace and build an instance of abstract jobs (see the module docstring).
+
+    Jobs wider than the cluster are bad rows (reported, or raised without ``errors``).
+
+    Parameters
+    ----------
+    fmt : {"tiresias", "philly", "helios", "pai"}
+    source : path-like
+    servers : tuple of int
+    n_jobs : int, optional
+        Keep the first N jobs by submit time.
+    errors : list, optional
+    name : str, optional
+
+    Returns
+    -------
+    Instance
+    """
+    if fmt not in FORMATS:
+        raise InstanceError(f"unknown trace format {fmt!r} (known: {', '.join(FORMATS)})")
+    skipped: Counter[str] = Counter()
+    jobs = sorted(
+        FORMATS[fmt](source, errors=errors, skipped=skipped), key=lambda j: (j.submit_s, j.line)
+    )
+    cluster = Cluster(servers=servers)
+    kept = []
+    for job in jobs:
+        if job.gpus > cluster.total_gpus:
+            msg = (
+                f"{source}: line {job.line}: job {job.id!r} needs {job.gpus} GPUs, the "
+                f"cluster has {cluster.total_gpus}"
+            )
+            if errors is None:
+                raise InstanceError(msg)
+            errors.append(msg)
+            continue
+        kept.append(job)
+    kept = kept[:n_jobs] if n_jobs is not None else kept
+    if not kept:
+        raise InstanceError("no GPU job left to import", source=str(source))
+    t0 = kept[0].submit_s
+    seen: Counter[str] = Counter()
+    out = []
+    for job in kept:
+        seen[job.id] += 1
+        ident = job.id if seen[job.id] == 1 else f"{job.id}#{seen[job.id]}"
+        out.append(
+            Job(
+                id=ident,
+                release_s=round(job.submit_s - t0, 3),
+                gpus=job.gpus,
+                duration_s=round(job.duration_s, 3),
+                features={k: v for k, v in job.features.items() if v != ""},
+            )
+        )
+    provenance: dict[str, str | int] = {
+        "source": f"{fmt} trace {Path(source).name}",
+        "imputation": "abstract jobs: duration_s = run time measured by the trace; release = "
+        "submit time relative to the first; width = GPUs held",
+        "rows_skipped_bad": len(errors) if errors is not None else 0,
+    }
+    for reason, count in sorted(skipped.items()):
+        provenance[f"rows_skipped_{reason.replace(' ', '_').replace('-', '_').lower()}"] = count
+    return Instance(
+        name=name or f"{fmt}-{Path(source).stem}",
+        cluster=cluster,
+        jobs=tuple(out),
+        provenance=provenance,
+    )

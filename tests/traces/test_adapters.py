@@ -1,0 +1,97 @@
+"""Trace adapters on small fixtures in each trace's real layout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from asrpt_opt.errors import InstanceError
+from asrpt_opt.model import load_instance
+from asrpt_opt.traces.adapters import FORMATS, trace_instance
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
+CASES = {
+    # format: (source, kept jobs as (id, release, gpus, duration), bad-row words, skipped key)
+    "tiresias": (
+        DATA / "tiresias_job.csv",
+        [("1", 0.0, 1, 3600.0), ("2", 120.0, 4, 7200.0), ("6", 400.0, 2, 1800.0)],
+        ["line 4: num_gpu 'two' is not a number", "line 6: run time -5.0 s"],
+        "rows_skipped_no_gpus",
+    ),
+    "philly": (
+        DATA / "philly_cluster_job_log.json",
+        [
+            ("application_1506638472019_10238", 0.0, 4, 3600.0),
+            ("application_1506638472019_10241", 2040.0, 1, 900.0),
+        ],
+        ["line 3: end_time is missing"],
+        "rows_skipped_never_started",
+    ),
+    "helios": (
+        DATA / "helios_cluster_log.csv",
+        [("1", 0.0, 8, 7200.0), ("3", 110.0, 2, 600.0)],
+        ["line 5: submit_time 'yesterday'", "line 6: run time 0.0 s"],
+        "rows_skipped_cpu_only",
+    ),
+    "pai": (
+        DATA / "pai",
+        [("job_a", 0.0, 2, 3600.0), ("job_b", 1000.0, 1, 600.0), ("job_e", 3000.0, 8, 7200.0)],
+        ["line 4: start_time and end_time are required"],
+        "rows_skipped_no_gpus",
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+def test_adapter_reads_fixture_and_reports_bad_rows(fmt):
+    source, expected, words, skip_key = CASES[fmt]
+    errors: list[str] = []
+    inst = trace_instance(fmt, source, servers=(8, 8), errors=errors)
+    assert [(j.id, j.release_s, j.gpus, j.duration_s) for j in inst.jobs] == expected
+    assert len(errors) == len(words)
+    for message, w in zip(errors, words, strict=True):
+        assert w in message
+        assert message.count(":") >= 2  # file: line N: reason
+    assert inst.provenance["rows_skipped_bad"] == len(words)
+    assert inst.provenance[skip_key] == 1
+    assert "duration_s = run time" in inst.provenance["imputation"]
+
+
+@pytest.mark.parametrize("fmt", sorted(CASES))
+def test_strict_mode_stops_at_the_first_bad_row(fmt):
+    source, _, words, _ = CASES[fmt]
+    with pytest.raises(InstanceError, match=words[0].split(":")[0]):
+        trace_instance(fmt, source, servers=(8, 8))
+
+
+def test_too_wide_jobs_are_reported_not_dropped():
+    errors: list[str] = []
+    inst = trace_instance("helios", DATA / "helios_cluster_log.csv", servers=(4,), errors=errors)
+    assert [j.id for j in inst.jobs] == ["3"]
+    assert any("needs 8 GPUs, the cluster has 4" in e for e in errors)
+
+
+def test_bad_files():
+    with pytest.raises(InstanceError, match="unknown trace format"):
+        trace_instance("slurm", DATA)
+    with pytest.raises(InstanceError, match="cannot read file"):
+        trace_instance("helios", DATA / "missing.csv")
+    assert set(FORMATS) == {"tiresias", "philly", "helios", "pai"}
+
+
+def test_cli_import_every_format(tmp_path, capsys):
+    from asrpt_opt.cli import main
+
+    for fmt, (source, expected, words, _) in CASES.items():
+        out = tmp_path / f"{fmt}.json"
+        assert (
+            main(["import", fmt, str(source), "-o", str(out), "--cluster", "2x8", "--json"]) == 0
+        )
+        data = json.loads(capsys.readouterr().out)
+        assert data["jobs"] == len(expected)
+        assert data["bad_rows"] == len(words)
+        assert load_instance(out).n_jobs == len(expected)
+        assert main(["import", fmt, str(source), "-o", str(out), "--strict"]) == 2
+        assert "line" in capsys.readouterr().err
