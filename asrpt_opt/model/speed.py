@@ -157,7 +157,8 @@ class PooledSpeed(AbstractSpeed):
 
 def default_speed(instance: Instance) -> SpeedModel:
     """The speed model an instance needs: abstract rules, plus worker-graph iteration times
-    (:class:`~asrpt_opt.placement.speed.ClusterSpeed`) when it has DNN jobs.
+    (:class:`~asrpt_opt.placement.speed.ClusterSpeed`) when it has DNN jobs, or Pollux's
+    measured step times when its provenance says ``speed_model: pollux-measured``.
 
     Parameters
     ----------
@@ -167,6 +168,10 @@ def default_speed(instance: Instance) -> SpeedModel:
     -------
     SpeedModel
     """
+    if instance.provenance.get("speed_model") == "pollux-measured":
+        from asrpt_opt.traces.pollux import PolluxSpeed
+
+        return PolluxSpeed()
     if instance.is_abstract:
         return AbstractSpeed()
     from asrpt_opt.placement.speed import ClusterSpeed

@@ -141,3 +141,44 @@ def test_import_reports_every_bad_row_and_strict_stops(tmp_path, capsys):
     )
     data = json.loads(capsys.readouterr().out)
     assert (data["jobs"], data["bad_rows"]) == (1, 1)
+
+
+def test_pollux_speed_uses_measured_step_times():
+    from asrpt_opt.analysis.calibration import load_pollux
+    from asrpt_opt.model import Job
+    from asrpt_opt.model.speed import default_speed
+    from asrpt_opt.traces import pollux_instance
+    from asrpt_opt.traces.pollux import PolluxSpeed
+
+    speed = PolluxSpeed()
+    job = Job(
+        id="x",
+        release_s=0,
+        gpus=4,
+        duration_s=100.0,
+        features={"model": "imagenet", "batch_size": 80},
+    )
+    steps = {(p, b): t for p, b, t, _ in load_pollux("imagenet")}
+    assert speed.rate(job, ((0, 4),)) == 1.0
+    spread = speed.rate(job, ((0, 1), (1, 1), (2, 1), (3, 1)))
+    assert spread == pytest.approx(steps[("4", 20)] / steps[("1111", 20)])
+    assert spread < 1.0
+    wide = Job(
+        id="w",
+        release_s=0,
+        gpus=32,
+        duration_s=1.0,
+        features={"model": "imagenet", "batch_size": 6400},
+    )
+    # Beyond 4 nodes the fitted model applies; it only tells one node from several.
+    assert speed.rate(wide, tuple((s, 2) for s in range(16))) == pytest.approx(1.0)
+    with pytest.raises(InstanceError, match="no Pollux measurements"):
+        speed.rate(Job(id="m", release_s=0, gpus=1, duration_s=1.0), ((0, 1),))
+    assert isinstance(default_speed(pollux_instance(1)), PolluxSpeed)
+
+
+def test_bundled_pollux_replay_instance_matches_the_generator():
+    from asrpt_opt.traces import pollux_instance
+
+    path = ROOT / "instances" / "replay" / "pollux-workload-1.json"
+    assert dumps_instance(pollux_instance(1, servers=(4,) * 16, seed=0)) == path.read_text()
