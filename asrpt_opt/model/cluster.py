@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from asrpt_opt.errors import InstanceError
 from asrpt_opt.model import _checks
@@ -31,6 +31,9 @@ class Cluster:
     servers: tuple[int, ...]
     intra_server_gbps: float | None = None
     inter_server_gbps: float | None = None
+    # Derived once: the simulator asks for them per job (sums over thousands of servers).
+    _total: int = field(init=False, repr=False, compare=False, default=0)
+    _max: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
         servers = _checks.sequence(self.servers, "servers")
@@ -38,6 +41,8 @@ class Cluster:
             raise InstanceError("must list at least one server", path="servers")
         checked = tuple(_checks.integer(g, f"servers[{i}]") for i, g in enumerate(servers))
         object.__setattr__(self, "servers", checked)
+        object.__setattr__(self, "_total", sum(checked))
+        object.__setattr__(self, "_max", max(checked))
         for name in ("intra_server_gbps", "inter_server_gbps"):
             value = getattr(self, name)
             if value is not None:
@@ -51,12 +56,12 @@ class Cluster:
     @property
     def total_gpus(self) -> int:
         """Total number of GPUs, M in the model."""
-        return sum(self.servers)
+        return self._total
 
     @property
     def max_server_gpus(self) -> int:
         """GPUs of the largest server: a job wider than this must span servers."""
-        return max(self.servers)
+        return self._max
 
     @classmethod
     def uniform(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:
