@@ -847,6 +847,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         inst = trace_instance(
             args.format, args.source, servers=args.cluster, n_jobs=args.n_jobs, errors=errors
         )
+    if args.map_models:
+        from asrpt_opt.traces.adapters import map_models
+
+        pairs = [p.split("=", 1) for p in args.map_models.split(",") if p.strip()]
+        if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
+            raise UsageError(f"invalid --map-models {args.map_models!r}: use NAME=MODEL,...")
+        inst = map_models(
+            inst, {a: b for a, b in pairs}, intra_gbps=args.intra_gbps, inter_gbps=args.inter_gbps
+        )
     dump_instance(inst, args.output)
     bad = errors or []
     summary = {
@@ -1080,6 +1089,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-kind", default="v100", help="gavel: GPU kind of the throughputs")
     p.add_argument("--seed", type=int, default=0, help="pollux: seed of the imputed lengths")
     p.add_argument("--strict", action="store_true", help="stop at the first bad row")
+    p.add_argument(
+        "--map-models",
+        metavar="NAME=MODEL,...",
+        help="turn jobs of these trace models into DNN jobs of bundled models",
+    )
+    p.add_argument("--intra-gbps", type=float, default=300.0, help="with --map-models")
+    p.add_argument("--inter-gbps", type=float, default=12.5, help="with --map-models")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_import)
 

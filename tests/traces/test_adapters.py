@@ -95,3 +95,68 @@ def test_cli_import_every_format(tmp_path, capsys):
         assert load_instance(out).n_jobs == len(expected)
         assert main(["import", fmt, str(source), "-o", str(out), "--strict"]) == 2
         assert "line" in capsys.readouterr().err
+
+
+def test_map_models_makes_dnn_jobs_with_imputed_iterations(tmp_path, capsys):
+    from asrpt_opt.cli import main
+    from asrpt_opt.model.dnn import load_model
+    from asrpt_opt.model.workers import worker_graph
+
+    out = tmp_path / "m.json"
+    assert (
+        main(
+            [
+                "import",
+                "tiresias",
+                str(CASES["tiresias"][0]),
+                "-o",
+                str(out),
+                "--cluster",
+                "2x8",
+                "--map-models",
+                "resnet50=resnet50,vgg16=vgg16",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    inst = load_instance(out)
+    first, second, third = inst.jobs
+    assert (first.model, second.model, third.model) == ("resnet50", "vgg16", None)
+    import numpy as np
+
+    tau = worker_graph(load_model("vgg16"), second.parallelism).iteration_time(
+        np.zeros(4, dtype=np.int64), intra_gbps=300.0, inter_gbps=12.5
+    )
+    assert second.iterations == round(7200.0 / tau)
+    assert inst.provenance["mapped_jobs"] == 2
+    assert (
+        main(
+            [
+                "import",
+                "tiresias",
+                str(CASES["tiresias"][0]),
+                "-o",
+                str(out),
+                "--map-models",
+                "resnet50=resnet5000",
+            ]
+        )
+        == 2
+    )
+    assert "unknown model 'resnet5000'" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "import",
+                "tiresias",
+                str(CASES["tiresias"][0]),
+                "-o",
+                str(out),
+                "--map-models",
+                "resnet50",
+            ]
+        )
+        == 2
+    )
