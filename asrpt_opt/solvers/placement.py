@@ -62,11 +62,20 @@ def min_cut_placement(
     groups: dict[int, list[int]] = {}
     for s in servers:
         groups.setdefault(int(free[s]), []).append(s)
+    # "Some worker below w sits on s" as a running OR, so the encoding stays linear in n.
+    opened: dict[int, list[cp_model.IntVar]] = {}
     for members in groups.values():
         for prev, cur in itertools.pairwise(members):
+            if prev not in opened:
+                running = [x[0, prev]]
+                for w in range(1, n - 1):
+                    flag = m.new_bool_var(f"open_{prev}_{w}")
+                    m.add_max_equality(flag, [running[-1], x[w, prev]])
+                    running.append(flag)
+                opened[prev] = running
             m.add(x[0, cur] == 0)
             for w in range(1, n):
-                m.add(x[w, cur] <= sum(x[v, prev] for v in range(w)))
+                m.add(x[w, cur] <= opened[prev][w - 1])
     par = wg.parallelism
     scale = par.dp * par.tp
     # Merge parallel edges first: one cut variable per worker pair.
@@ -75,6 +84,7 @@ def min_cut_placement(
         key = (min(a, b), max(a, b))
         weights[key] = weights.get(key, 0.0) + nb
     terms = []
+    cut: dict[tuple[int, int], cp_model.IntVar] = {}
     for (a, b), nb in weights.items():
         coeff = round(nb * scale)
         if coeff <= 0:
@@ -82,12 +92,21 @@ def min_cut_placement(
         y = m.new_bool_var(f"cut_{a}_{b}")
         for s in servers:
             m.add(y >= x[a, s] - x[b, s])
+        cut[a, b] = y
         terms.append(coeff * y)
+    _ring_cuts(m, wg, free, cut)
     m.minimize(sum(terms))
     if hint is not None:
+        hint = _canonical(hint, groups)
+        # A complete hint (placement, cut flags, running ORs) lets CP-SAT start from it.
         for w in range(n):
             for s in servers:
                 m.add_hint(x[w, s], int(hint[w]) == s)
+        for (a, b), y in cut.items():
+            m.add_hint(y, int(hint[a]) != int(hint[b]))
+        for srv, running in opened.items():
+            for w, flag in enumerate(running[1:], start=1):  # running[0] is x[0, srv] itself
+                m.add_hint(flag, bool(np.any(hint[: w + 1] == srv)))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = threads
@@ -106,3 +125,45 @@ def min_cut_placement(
     ):
         return hint, False  # never worse than the heuristic it started from
     return out, code == cp_model.OPTIMAL
+
+
+def _ring_cuts(
+    m: cp_model.CpModel,
+    wg: WorkerGraph,
+    free: NDArray[np.int64],
+    cut: dict[tuple[int, int], cp_model.IntVar],
+) -> None:
+    """Valid redundant constraints: a ring of k workers that no server can hold whole spans
+    at least L servers (L = fewest servers whose free GPUs reach k), and a ring spread over
+    L >= 2 servers is cut in at least L places (one edge when the ring is a single pair)."""
+    rooms = np.sort(free)[::-1]
+    reach = np.cumsum(rooms)
+    for group in np.unique(wg.group[wg.kind > 0]).tolist():
+        edges = np.flatnonzero(wg.group == group)
+        members = set(wg.u[edges].tolist()) | set(wg.v[edges].tolist())
+        k = len(members)
+        if k <= int(rooms[0]):
+            continue
+        servers_needed = int(np.searchsorted(reach, k)) + 1
+        pairs = {
+            (min(a, b), max(a, b))
+            for a, b in zip(wg.u[edges].tolist(), wg.v[edges].tolist(), strict=True)
+        }
+        ys = [cut[p] for p in pairs if p in cut]
+        if len(ys) == len(pairs):
+            m.add(sum(ys) >= min(servers_needed, len(pairs)))
+
+
+def _canonical(hint: NDArray[np.int64], groups: dict[int, list[int]]) -> NDArray[np.int64]:
+    """Relabel interchangeable servers so the hint obeys the value-precedence ordering."""
+    out = hint.copy()
+    for members in groups.values():
+        first = {
+            s: (int(np.flatnonzero(hint == s)[0]) if np.any(hint == s) else 1 << 30)
+            for s in members
+        }
+        order = sorted(members, key=lambda s: (first[s], s))
+        relabel = dict(zip(order, members, strict=True))
+        for old, new in relabel.items():
+            out[hint == old] = new
+    return out
