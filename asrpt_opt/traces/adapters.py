@@ -93,6 +93,13 @@ def _number(value: str, column: str) -> float:
     return out
 
 
+def _gpu_count(value: str, column: str) -> int:
+    count = _number(value, column)
+    if count != int(count) or count < 0:
+        raise InstanceError(f"{column} {value!r} is not a whole number >= 0")
+    return int(count)
+
+
 def _positive_duration(value: float) -> float:
     if not value > 0:
         raise InstanceError(f"run time {value!r} s is not positive")
@@ -152,9 +159,7 @@ def read_tiresias(
 
     def parse(n: int, r: list[str]) -> TraceJob | None:
         _width(r, len(_TIRESIAS))
-        gpus = _number(r[1], "num_gpu")
-        if gpus != int(gpus) or gpus < 0:
-            raise InstanceError(f"num_gpu {r[1]!r} is not a whole number >= 0")
+        gpus = _gpu_count(r[1], "num_gpu")
         if gpus == 0:
             skipped["no GPUs"] += 1
             return None
@@ -281,9 +286,7 @@ def read_helios(
 
     def parse(n: int, r: list[str]) -> TraceJob | None:
         _width(r, len(_HELIOS))
-        gpus = _number(r[3], "gpu_num")
-        if gpus != int(gpus) or gpus < 0:
-            raise InstanceError(f"gpu_num {r[3]!r} is not a whole number >= 0")
+        gpus = _gpu_count(r[3], "gpu_num")
         if gpus == 0:
             skipped["CPU-only"] += 1
             return None
