@@ -35,6 +35,13 @@ class UsageError(Exception):
     """A command-line argument is invalid (exit status 2)."""
 
 
+def _known(name: str, registry: Any, what: str) -> str:
+    """Return ``name`` if ``registry`` has it, else a usage error listing the known names."""
+    if name not in registry:
+        raise UsageError(f"unknown {what} {name!r} (known: {', '.join(sorted(registry))})")
+    return name
+
+
 def _emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
 
@@ -146,8 +153,7 @@ def cmd_relax(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulate one policy on an instance."""
     inst = load_instance(args.instance)
-    if args.policy not in POLICIES:
-        raise UsageError(f"unknown policy {args.policy!r} (known: {', '.join(sorted(POLICIES))})")
+    _known(args.policy, POLICIES, "policy")
     res = simulate(
         inst,
         args.policy,
@@ -362,8 +368,7 @@ class _Bar:
 def _split_policies(text: str) -> tuple[str, ...]:
     names = tuple(p.strip() for p in text.split(",") if p.strip())
     for name in names:
-        if name not in POLICIES:
-            raise UsageError(f"unknown policy {name!r} (known: {', '.join(sorted(POLICIES))})")
+        _known(name, POLICIES, "policy")
     if not names:
         raise UsageError("--policies needs at least one policy")
     return names
@@ -380,8 +385,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         summarise,
     )
 
-    if args.family not in FAMILIES:
-        raise UsageError(f"unknown family {args.family!r} (known: {', '.join(FAMILIES)})")
+    _known(args.family, FAMILIES, "family")
     if args.n < 1 or args.seeds < 1 or args.workers < 1:
         raise UsageError("--n, --seeds and --workers must be >= 1")
     config = RatioConfig(
@@ -459,8 +463,7 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
     from asrpt_opt.analysis.ratio import worst_case
     from asrpt_opt.model.io import dump_instance
 
-    if args.policy not in POLICIES:
-        raise UsageError(f"unknown policy {args.policy!r} (known: {', '.join(sorted(POLICIES))})")
+    _known(args.policy, POLICIES, "policy")
     budget = args.budget.rstrip("s")
     try:
         budget_s = float(budget)
@@ -513,8 +516,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     inst = load_instance(args.instance)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for m in methods:
-        if m not in METHODS:
-            raise UsageError(f"unknown placement method {m!r} (known: {', '.join(METHODS)})")
+        _known(m, METHODS, "placement method")
     cluster = inst.cluster
     free = (
         _parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else list(cluster.servers)
@@ -666,10 +668,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     inst = _jobs_source(args.source)
     names = [p.strip() for p in args.predictors.split(",") if p.strip()]
     for name in names:
-        if name not in PREDICTORS:
-            raise UsageError(
-                f"unknown predictor {name!r} (known: {', '.join(sorted(PREDICTORS))})"
-            )
+        _known(name, PREDICTORS, "predictor")
     params = {"rf": {"random_state": args.seed}, "noisy": {"seed": args.seed}}
     predictors = {n: make_predictor(n, **params.get(n, {})) for n in names}
     scores = rolling_origin(inst.jobs, predictors, windows=args.windows)
@@ -781,14 +780,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     inst = load_instance(args.instance)
     policies = _split_policies(args.policies)
-    if args.placement not in METHODS:
-        raise UsageError(
-            f"unknown placement method {args.placement!r} (known: {', '.join(METHODS)})"
-        )
-    if args.predictor not in PREDICTORS:
-        raise UsageError(
-            f"unknown predictor {args.predictor!r} (known: {', '.join(sorted(PREDICTORS))})"
-        )
+    _known(args.placement, METHODS, "placement method")
+    _known(args.predictor, PREDICTORS, "predictor")
     report = replay(
         inst,
         policies,
