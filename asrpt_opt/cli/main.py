@@ -1004,7 +1004,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("place", help="compare placement methods on an instance's DNN jobs")
     p.add_argument("instance")
-    p.add_argument("--methods", default="ilp,mincut,greedy,consolidate,random,spread")
+    p.add_argument("--methods", default="ilp,mincut,kl,greedy,consolidate,random,spread")
     p.add_argument("--free-gpus", metavar="N,N,...", help="free GPUs per server (default: all)")
     p.add_argument("--time-limit", type=float, default=10.0, metavar="S", help="for ilp")
     p.add_argument("--seed", type=int, default=0)

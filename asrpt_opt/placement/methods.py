@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 from asrpt_opt.errors import ModelError
 from asrpt_opt.model.speed import Allocation, allocation_to_json
 from asrpt_opt.model.workers import WorkerGraph
+from asrpt_opt.placement import _kernels
 from asrpt_opt.placement.consolidate import consolidate
 
 __all__ = ["METHODS", "PlacementResult", "counts_of", "place"]
@@ -134,27 +135,26 @@ def _random(
     return np.sort(rng.choice(slots, size=wg.n_workers, replace=False))
 
 
+def _servers_and_counts(
+    wg: WorkerGraph, free: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The consolidated allocation, largest share first (the order graph growing fills)."""
+    alloc = sorted(_consolidated_counts(wg, free), key=lambda sc: (-sc[1], sc[0]))
+    return (
+        np.array([s for s, _ in alloc], dtype=np.int64),
+        np.array([c for _, c in alloc], dtype=np.int64),
+    )
+
+
+def _weights(wg: WorkerGraph) -> NDArray[np.float64]:
+    out: NDArray[np.float64] = _kernels.weight_matrix(wg.n_workers, wg.u, wg.v, wg.nbytes)
+    return out
+
+
 def _greedy(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
     """Graph growing along heavy edges into the consolidated server counts."""
-    alloc = sorted(_consolidated_counts(wg, free), key=lambda sc: (-sc[1], sc[0]))
-    n = wg.n_workers
-    weight = np.zeros((n, n))
-    np.add.at(weight, (wg.u, wg.v), wg.nbytes)
-    weight += weight.T
-    out = np.full(n, -1, dtype=np.int64)
-    for s, c in alloc:
-        free_w = np.flatnonzero(out < 0)
-        # Seed with the unplaced worker that has the heaviest ties to other unplaced workers.
-        ties = weight[np.ix_(free_w, free_w)].sum(axis=1)
-        part = [int(free_w[int(np.argmax(ties))])]
-        out[part[0]] = s
-        gain = weight[part[0]].copy()
-        while len(part) < c:
-            cand = np.flatnonzero(out < 0)
-            w = int(cand[int(np.argmax(gain[cand]))])
-            part.append(w)
-            out[w] = s
-            gain += weight[w]
+    servers, counts = _servers_and_counts(wg, free)
+    out: NDArray[np.int64] = _kernels.grow(_weights(wg), servers, counts)
     return out
 
 
@@ -179,150 +179,39 @@ def _bisect(
     return out
 
 
-def _kl_start(
-    wg: WorkerGraph, free: NDArray[np.int64], rng: np.random.Generator
-) -> NDArray[np.int64]:
-    alloc = list(_consolidated_counts(wg, free))
-    where = _bisect(wg.graph, list(range(wg.n_workers)), alloc, rng)
-    return np.array([where[w] for w in range(wg.n_workers)], dtype=np.int64)
-
-
-def _weights(wg: WorkerGraph) -> NDArray[np.float64]:
-    n = wg.n_workers
-    weight = np.zeros((n, n))
-    np.add.at(weight, (wg.u, wg.v), wg.nbytes)
-    out: NDArray[np.float64] = weight + weight.T
-    return out
-
-
-def _clusters_packed(wg: WorkerGraph, free: NDArray[np.int64], cap: int) -> NDArray[np.int64]:
-    """Contract the heaviest edges into a merge tree of clusters of at most ``cap`` workers,
-    then pack the clusters best-fit decreasing; a cluster that fits no remaining room is
-    unmerged into its two parts (recursively), so groups such as rings stay whole."""
-    n = wg.n_workers
-    parent = list(range(n))
-    size = [1] * n
-    children: list[tuple[int, int] | None] = [None] * n
-    top = list(range(n))  # tree node currently representing each union-find root
-
-    def root(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for e in np.argsort(-wg.nbytes, kind="stable").tolist():
-        a, b = root(int(wg.u[e])), root(int(wg.v[e]))
-        if a != b and size[a] + size[b] <= cap:
-            node = len(children)
-            children.append((top[a], top[b]))
-            parent[b] = a
-            size[a] += size[b]
-            top[a] = node
-    node_size = [1] * n + [0] * (len(children) - n)
-    for node in range(n, len(children)):
-        kids = children[node]
-        assert kids is not None
-        node_size[node] = node_size[kids[0]] + node_size[kids[1]]
-
-    def leaves(node: int) -> list[int]:
-        kids = children[node]
-        return [node] if kids is None else leaves(kids[0]) + leaves(kids[1])
-
-    left = free.copy()
-    out = np.full(n, -1, dtype=np.int64)
-
-    def put(node: int) -> None:
-        need = node_size[node]
-        fits = np.flatnonzero(left >= need)
-        kids = children[node]
-        if fits.size == 0 and kids is not None:
-            for kid in sorted(kids, key=lambda k: -node_size[k]):
-                put(kid)
-            return
-        s = int(fits[np.argmin(left[fits])]) if fits.size else int(np.argmax(left))
-        for w in leaves(node):
-            out[w] = s
-        left[s] -= need
-
-    roots = sorted({top[root(w)] for w in range(n)}, key=lambda r: (-node_size[r], r))
-    for r in roots:
-        put(r)
-    return out
-
-
-def _refine(
-    weight: NDArray[np.float64], free: NDArray[np.int64], start: NDArray[np.int64]
-) -> NDArray[np.int64]:
-    """Local search: best single move (into spare room) or swap while the cut shrinks."""
-    out = start.copy()
-    n, k = weight.shape[0], free.size
-    onehot = np.zeros((n, k))
-    onehot[np.arange(n), out] = 1.0
-    conn = weight @ onehot  # conn[w, s]: bytes between worker w and the workers on server s
-    spare = free - np.bincount(out, minlength=k)
-    rows = np.arange(n)
-    for _ in range(4 * n * n):
-        own = conn[rows, out]
-        move = conn - own[:, None]  # gain of moving w to s
-        move[:, spare <= 0] = -np.inf
-        move[rows, out] = -np.inf
-        mw, ms = np.unravel_index(int(np.argmax(move)), move.shape)
-        best_move = move[mw, ms]
-        # Swap gain: conn[a, s_b] - own[a] + conn[b, s_a] - own[b] - 2 w[a, b].
-        cross = conn[:, out]  # cross[a, b] = conn[a, server of b]
-        swap = cross - own[:, None] + cross.T - own[None, :] - 2 * weight
-        swap[out[:, None] == out[None, :]] = -np.inf
-        sa, sb = np.unravel_index(int(np.argmax(swap)), swap.shape)
-        best_swap = swap[sa, sb]
-        if max(best_move, best_swap) <= 1e-9 * max(1.0, float(weight.max())):
-            break
-        if best_move >= best_swap:
-            changes = [(int(mw), int(ms))]
-        else:
-            changes = [(int(sa), int(out[sb])), (int(sb), int(out[sa]))]
-        for w, s in changes:
-            old = out[w]
-            conn[:, old] -= weight[:, w]
-            conn[:, s] += weight[:, w]
-            spare[old] += 1
-            spare[s] -= 1
-            out[w] = s
-    return out
-
-
-def _mincut(
+def _kl(
     wg: WorkerGraph, free: NDArray[np.int64], *, rng: np.random.Generator, **_: Any
 ) -> NDArray[np.int64]:
-    """Multi-start min-cut heuristic: recursive Kernighan-Lin bisection into the consolidated
-    counts, heavy-edge clustering packed into servers, and graph growing, each refined by
-    move/swap local search; the smallest cut wins."""
-    weight = _weights(wg)
-    # Clusters sized to each distinct room (and powers of two) keep groups such as a
-    # tensor-parallel ring whole where a single server size would split them.
-    caps = {int(c) for c in free if c > 0} | {1 << i for i in range(int(free.max()).bit_length())}
-    starts = [_kl_start(wg, free, rng), _greedy(wg, free)]
-    starts += [_clusters_packed(wg, free, cap) for cap in sorted(caps)]
-    best, best_cut = starts[0], np.inf
-    for start in starts:
-        refined = _refine(weight, free, start)
-        cut = wg.cross_server_bytes(refined)
-        if cut < best_cut:
-            best, best_cut = refined, cut
-    return best
+    """Recursive Kernighan-Lin bisection into the consolidated server counts (halving the
+    list of servers at each level), then move/swap refinement."""
+    alloc = list(_consolidated_counts(wg, free))
+    where = _bisect(wg.graph, list(range(wg.n_workers)), alloc, rng)
+    start = np.array([where[w] for w in range(wg.n_workers)], dtype=np.int64)
+    out: NDArray[np.int64] = _kernels.refine(_weights(wg), free, start)
+    return out
+
+
+def _mincut(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
+    """Multilevel multi-start min-cut heuristic: heavy-edge merge trees capped at every
+    cluster size from 1 to the largest room, packed best-fit (a cluster that fits nowhere is
+    split along its merge tree), and graph growing, each refined by a multilevel V-cycle of
+    move/swap local search (:func:`asrpt_opt.placement._kernels.refine`). The smallest cut
+    wins. Deterministic."""
+    servers, counts = _servers_and_counts(wg, free)
+    out: NDArray[np.int64] = _kernels.multistart(_weights(wg), free, servers, counts)
+    return out
 
 
 def _ilp(
     wg: WorkerGraph,
     free: NDArray[np.int64],
     *,
-    rng: np.random.Generator,
     time_limit_s: float = 10.0,
     **_: Any,
 ) -> tuple[NDArray[np.int64], bool]:
     from asrpt_opt.solvers.placement import min_cut_placement
 
-    hint = _mincut(wg, free, rng=rng)
+    hint = _mincut(wg, free)
     return min_cut_placement(wg, free, hint=hint, time_limit_s=time_limit_s)
 
 
@@ -330,6 +219,7 @@ def _ilp(
 METHODS: dict[str, Method] = {
     "ilp": _ilp,  # type: ignore[dict-item]
     "mincut": _mincut,
+    "kl": _kl,
     "greedy": _greedy,
     "consolidate": _consolidate,
     "random": _random,
@@ -359,7 +249,7 @@ def place(
     intra_gbps, inter_gbps : float
         Bandwidths for the iteration time.
     seed : int, Generator or None
-        Randomness of ``random`` and ``mincut``.
+        Randomness of ``random`` and ``kl`` (the others are deterministic).
     time_limit_s : float
         For ``ilp``.
 
