@@ -568,17 +568,21 @@ def cmd_place(args: argparse.Namespace) -> int:
         results = entry["results"]
         exact = [r for r in results if r["optimal"]]
         best = exact[0]["cross_server_bytes"] if exact else None
+        # Unproven: the optimum lies between the best bound and the best cut found.
+        known = min(r["cross_server_bytes"] for r in results)
+        lower = max((r["lower_bound_bytes"] or 0.0 for r in results), default=0.0)
         rows = []
         for r in results:
-            gap = (
-                "-"
-                if best is None
-                else (
+            gap = "-"
+            if best is not None:
+                gap = (
                     f"{(r['cross_server_bytes'] - best) / best:.1%}"
                     if best
                     else ("0.0%" if r["cross_server_bytes"] == 0 else "inf")
                 )
-            )
+            elif lower > 0:
+                lo = r["cross_server_bytes"] / known - 1
+                gap = f"{lo:.1%}..{r['cross_server_bytes'] / lower - 1:.1%}"
             rows.append(
                 (
                     r["method"],

@@ -320,3 +320,118 @@ def multistart(w: Any, free: Any, servers: Any, counts: Any) -> Any:
         if c < best_cut:
             best, best_cut = cand, c
     return best
+
+
+@njit(cache=True)
+def _toggle(w: int, sign: int, in_s: Any, near: Any, to_s: Any, csr: Any, wt: Any) -> None:
+    in_s[w] = sign > 0
+    near[w] += sign
+    for p in range(csr[0][w], csr[0][w + 1]):
+        near[csr[1][p]] += sign
+        to_s[csr[1][p]] += sign * wt[p]
+
+
+@njit(cache=True)
+def _hopeless(room: int, root: int, val: float, in_s: Any, to_s: Any, pi: Any, top: Any) -> bool:
+    """True when adding up to ``room`` more workers above ``root`` cannot make the value
+    positive: worker u can add at most 2 w(u, S) + (its ``room - 1`` heaviest other edges)
+    - pi_u, since each edge between two added workers is shared by both."""
+    if room == 0:
+        return True
+    gains = np.zeros(room)
+    for u in range(root + 1, pi.size):
+        if in_s[u]:
+            continue
+        g = 2.0 * to_s[u] + top[u, room - 1] - pi[u]
+        if g > gains[room - 1]:
+            j = room - 1
+            while j > 0 and gains[j - 1] < g:
+                gains[j] = gains[j - 1]
+                j -= 1
+            gains[j] = g
+    return val + gains.sum() <= 0.0
+
+
+@njit(cache=True)
+def best_connected(
+    indptr: Any, nbr: Any, wt: Any, pi: Any, cap: int, keep: int, max_visits: int
+) -> Any:
+    """The ``keep`` best connected worker sets of each size 1..cap by ``2 w(S) - pi(S)``
+    (w(S): bytes inside S; only positive values are kept).
+
+    Enumerates every connected set once (ESU, Wernicke 2006: extend only by workers above
+    the root that are new neighbours of the last one), pruning a branch when no extension can
+    be positive. Returns (values[size, keep], sets[size, keep, cap], visits), with visits
+    -1 when ``max_visits`` was exceeded (then the values are incomplete).
+    """
+    n = pi.size
+    csr = (indptr, nbr)
+    top = np.zeros((n, cap))  # top[u, j]: sum of the j heaviest edges of u
+    for u in range(n):
+        ws = -np.sort(-wt[indptr[u] : indptr[u + 1]])
+        for j in range(1, cap):
+            top[u, j] = top[u, j - 1] + (ws[j - 1] if j - 1 < ws.size else 0.0)
+    values = np.zeros((cap + 1, keep))
+    sets = np.full((cap + 1, keep, cap), -1, np.int64)
+    nodes = np.empty(cap, np.int64)
+    in_s = np.zeros(n, np.bool_)
+    near = np.zeros(n, np.int64)
+    to_s = np.zeros(n)
+    ext = np.empty((cap + 1, n), np.int64)
+    n_ext = np.zeros(cap + 1, np.int64)
+    pos = np.zeros(cap + 1, np.int64)
+    val = np.zeros(cap + 1)
+    visits = 0
+    for v in range(n):
+        m = 0
+        for p in range(indptr[v], indptr[v + 1]):
+            if nbr[p] > v:
+                ext[1, m] = nbr[p]
+                m += 1
+        nodes[0] = v
+        val[1] = -pi[v]
+        _toggle(v, 1, in_s, near, to_s, csr, wt)
+        size = 1
+        n_ext[1] = m
+        pos[1] = 0
+        while size >= 1:
+            if pos[size] == 0:  # first visit of this set: record it, then prune or descend
+                visits += 1
+                x = val[size]
+                if x > values[size, keep - 1]:
+                    j = keep - 1
+                    while j > 0 and values[size, j - 1] < x:
+                        values[size, j] = values[size, j - 1]
+                        sets[size, j] = sets[size, j - 1]
+                        j -= 1
+                    values[size, j] = x
+                    sets[size, j, :] = -1
+                    sets[size, j, :size] = nodes[:size]
+                if _hopeless(cap - size, v, x, in_s, to_s, pi, top):
+                    pos[size] = n_ext[size] + 1
+                else:
+                    pos[size] = 1
+            if pos[size] <= n_ext[size]:
+                i = pos[size] - 1
+                pos[size] += 1
+                w = ext[size, i]
+                m = 0
+                for j in range(i + 1, n_ext[size]):
+                    ext[size + 1, m] = ext[size, j]
+                    m += 1
+                for p in range(indptr[w], indptr[w + 1]):
+                    if nbr[p] > v and near[nbr[p]] == 0:
+                        ext[size + 1, m] = nbr[p]
+                        m += 1
+                val[size + 1] = val[size] + 2.0 * to_s[w] - pi[w]
+                nodes[size] = w
+                _toggle(w, 1, in_s, near, to_s, csr, wt)
+                size += 1
+                n_ext[size] = m
+                pos[size] = 0
+            else:
+                _toggle(nodes[size - 1], -1, in_s, near, to_s, csr, wt)
+                size -= 1
+        if visits > max_visits:
+            return values, sets, -1
+    return values, sets, visits

@@ -15,6 +15,8 @@ References
 from __future__ import annotations
 
 import itertools
+import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +24,26 @@ from ortools.sat.python import cp_model
 
 from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["min_cut_placement"]
+__all__ = ["CutSolution", "min_cut_placement"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutSolution:
+    """What CP-SAT found.
+
+    Attributes
+    ----------
+    assignment : ndarray of int
+        Server of each worker (never worse than the hint).
+    optimal : bool
+        CP-SAT proved it minimal.
+    lower_bound_bytes : float
+        CP-SAT's proven bound on the cut (the given lower bound at least).
+    """
+
+    assignment: NDArray[np.int64]
+    optimal: bool
+    lower_bound_bytes: float
 
 
 def min_cut_placement(
@@ -30,9 +51,10 @@ def min_cut_placement(
     free: NDArray[np.int64],
     *,
     hint: NDArray[np.int64] | None = None,
+    lower_bound_bytes: float = 0.0,
     time_limit_s: float = 10.0,
     threads: int = 1,
-) -> tuple[NDArray[np.int64], bool]:
+) -> CutSolution:
     """Minimise the bytes crossing servers.
 
     Parameters
@@ -41,12 +63,14 @@ def min_cut_placement(
     free : ndarray of int
     hint : ndarray of int, optional
         A feasible assignment to start from.
+    lower_bound_bytes : float
+        A proven bound on the cut (e.g. the configuration LP's), added as a constraint.
     time_limit_s : float
     threads : int
 
     Returns
     -------
-    (assignment, proven_optimal)
+    CutSolution
     """
     n = wg.n_workers
     servers = [s for s in range(free.size) if free[s] > 0]
@@ -95,7 +119,12 @@ def min_cut_placement(
         cut[a, b] = y
         terms.append(coeff * y)
     _ring_cuts(m, wg, free, cut)
-    m.minimize(sum(terms))
+    objective = sum(terms)
+    if lower_bound_bytes > 0:
+        # Scaled cuts are integers, so a fractional bound rounds up (less a guard for
+        # floating-point error in the bound).
+        m.add(objective >= math.ceil(lower_bound_bytes * scale - 1e-6))
+    m.minimize(objective)
     if hint is not None:
         hint = _canonical(hint, groups)
         # A complete hint (placement, cut flags, running ORs) lets CP-SAT start from it.
@@ -114,17 +143,18 @@ def min_cut_placement(
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if hint is None:
             raise RuntimeError("CP-SAT found no placement")
-        return hint, False
+        return CutSolution(assignment=hint, optimal=False, lower_bound_bytes=lower_bound_bytes)
     out = np.array(
         [next(s for s in servers if solver.value(x[w, s])) for w in range(n)], dtype=np.int64
     )
+    bound = max(lower_bound_bytes, solver.best_objective_bound / scale)
     if (
         hint is not None
         and code != cp_model.OPTIMAL
         and wg.cross_server_bytes(hint) < wg.cross_server_bytes(out)
     ):
-        return hint, False  # never worse than the heuristic it started from
-    return out, code == cp_model.OPTIMAL
+        out = hint  # never worse than the heuristic it started from
+    return CutSolution(assignment=out, optimal=code == cp_model.OPTIMAL, lower_bound_bytes=bound)
 
 
 def _ring_cuts(

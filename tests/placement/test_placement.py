@@ -230,7 +230,10 @@ def test_cli_place_and_graph(tmp_path, capsys):
             "iteration_time_s",
             "optimal",
             "wall_s",
+            "lower_bound_bytes",  # an extension of DESIGN.md's keys
         } == set(methods["ilp"])
+        assert methods["ilp"]["lower_bound_bytes"] == methods["ilp"]["cross_server_bytes"]
+        assert methods["mincut"]["lower_bound_bytes"] is None
     assert main(["place", path, "--free-gpus", "1,1,1,1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["jobs"][1]["error"].startswith("8 workers do not fit")
