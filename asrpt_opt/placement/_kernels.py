@@ -66,10 +66,13 @@ def _heavy_pairs(w: Any) -> Any:
 
 
 @njit(cache=True)
-def _packed_clusters(pairs: Any, n: int, free: Any, cap: int) -> Any:
+def _packed_clusters(pairs: Any, w: Any, free: Any, cap: int, affinity: bool) -> Any:
     """Contract the heaviest pairs into a merge tree of clusters of at most ``cap`` workers,
-    then pack the clusters best-fit decreasing; a cluster that fits no remaining room is
+    then pack the clusters largest first: best fit, or (``affinity``) onto the server
+    holding the most bytes to the cluster, then the one with the most room, so that
+    clusters that talk share a large server. A cluster that fits no remaining room is
     unmerged into its two parts (larger first), so groups such as rings stay whole."""
+    n = w.shape[0]
     parent = np.arange(n)
     size = np.ones(n, np.int64)
     top = np.arange(n)  # merge-tree node that currently represents each union-find root
@@ -91,9 +94,9 @@ def _packed_clusters(pairs: Any, n: int, free: Any, cap: int) -> Any:
             nodes += 1
     roots = np.empty(n, np.int64)
     n_roots = 0
-    for w in range(n):
-        if parent[w] == w:
-            roots[n_roots] = top[w]
+    for v in range(n):
+        if parent[v] == v:
+            roots[n_roots] = top[v]
             n_roots += 1
     roots = roots[:n_roots]
     roots = roots[np.argsort(-node_size[roots] * (2 * n) + roots)]  # largest first
@@ -105,16 +108,42 @@ def _packed_clusters(pairs: Any, n: int, free: Any, cap: int) -> Any:
     left = free.copy()
     out = np.full(n, -1, np.int64)
     leaves = np.empty(2 * n, np.int64)
+    members = np.empty(n, np.int64)
+    ties = np.zeros(left.size)
     while sp > 0:
         sp -= 1
         node = stack[sp]
         need = node_size[node]
+        count = 0  # the workers of this cluster
+        leaves[0] = node
+        depth = 1
+        while depth > 0:
+            depth -= 1
+            leaf = leaves[depth]
+            if kid_a[leaf] < 0:
+                members[count] = leaf
+                count += 1
+            else:
+                leaves[depth] = kid_a[leaf]
+                leaves[depth + 1] = kid_b[leaf]
+                depth += 2
+        if affinity:
+            ties[:] = 0.0
+            for i in range(count):
+                for v in range(n):
+                    if out[v] >= 0:
+                        ties[out[v]] += w[members[i], v]
         best = -1
-        room = 1 << 62
         for s in range(left.size):
-            if need <= left[s] < room:
+            if need > left[s]:
+                continue
+            if best < 0:
                 best = s
-                room = left[s]
+            elif affinity:
+                if ties[s] > ties[best] or (ties[s] == ties[best] and left[s] > left[best]):
+                    best = s
+            elif left[s] < left[best]:
+                best = s
         if best < 0 and kid_a[node] >= 0:
             x, y = kid_a[node], kid_b[node]
             if node_size[x] < node_size[y]:
@@ -125,17 +154,8 @@ def _packed_clusters(pairs: Any, n: int, free: Any, cap: int) -> Any:
             continue
         if best < 0:  # a single worker always fits somewhere: the job fits in total
             best = int(np.argmax(left))
-        leaves[0] = node
-        depth = 1
-        while depth > 0:
-            depth -= 1
-            leaf = leaves[depth]
-            if kid_a[leaf] < 0:
-                out[leaf] = best
-            else:
-                leaves[depth] = kid_a[leaf]
-                leaves[depth + 1] = kid_b[leaf]
-                depth += 2
+        for i in range(count):
+            out[members[i]] = best
         left[best] -= need
     return out
 
@@ -297,14 +317,16 @@ def _cut(w: Any, out: Any) -> float:
 @njit(cache=True)
 def multistart(w: Any, free: Any, servers: Any, counts: Any) -> Any:
     """Refine (:func:`refine`) a graph-growing start into ``counts[i]`` workers on
-    ``servers[i]`` and one packed merge tree per cluster size 1..largest room; return the
-    smallest cut found."""
+    ``servers[i]`` and two packings (best fit, affinity) of a merge tree per cluster size
+    1..largest room; return the smallest cut found."""
     n = w.shape[0]
     pairs = _heavy_pairs(w)
-    starts = np.empty((free.max() + 1, n), np.int64)
+    top = free.max()
+    starts = np.empty((2 * top + 1, n), np.int64)
     starts[0] = grow(w, servers, counts)
-    for cap in range(1, free.max() + 1):
-        starts[cap] = _packed_clusters(pairs, n, free, cap)
+    for cap in range(1, top + 1):
+        starts[cap] = _packed_clusters(pairs, w, free, cap, False)
+        starts[top + cap] = _packed_clusters(pairs, w, free, cap, True)
     best = starts[0]
     best_cut = np.inf
     for i in range(starts.shape[0]):

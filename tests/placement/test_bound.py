@@ -22,7 +22,8 @@ def test_ring_of_four_on_two_pairs():
     # nothing, so the bound is total - 4 * e/2 = 2e.
     wg = worker_graph(load_model("vgg16"), Parallelism(tp=4))
     edge = float(wg.nbytes[0])
-    assert np.allclose(wg.nbytes, edge) and wg.nbytes.size == 4
+    assert np.allclose(wg.nbytes, edge)
+    assert wg.nbytes.size == 4
     b = configuration_bound(wg, np.array([2, 2]), np.array([0, 0, 1, 1]))
     assert b.proven
     assert b.lower_bound_bytes == pytest.approx(2 * edge)
