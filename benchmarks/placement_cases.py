@@ -32,3 +32,21 @@ def random_case(seed: int, max_workers: int = 32) -> tuple[WorkerGraph, np.ndarr
         if free.sum() >= workers:
             return wg, free
         n_servers += 1
+
+
+def random_case_64(seed: int) -> tuple[WorkerGraph, np.ndarray]:
+    """A random model as 64 workers (tp and pp in {1, 2, 4}) on 16 servers of 4 or 8 GPUs,
+    each with between half and all of its GPUs free, redrawn until the job fits."""
+    rng = np.random.default_rng(seed)
+    while True:
+        model = load_model(str(rng.choice(MODELS)))
+        tp = int(rng.choice([1, 2, 4]))
+        pp = int(rng.choice([1, 2, 4]))
+        if pp <= len(model.order):
+            break
+    wg = worker_graph(model, Parallelism(dp=64 // (pp * tp), pp=pp, tp=tp))
+    sizes = rng.choice([4, 8], size=16)
+    while True:
+        free = rng.integers(sizes // 2, sizes + 1)
+        if free.sum() >= 64:
+            return wg, free

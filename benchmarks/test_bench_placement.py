@@ -15,7 +15,8 @@ from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Parallelism
 from asrpt_opt.model.workers import worker_graph
 from asrpt_opt.placement import place
-from benchmarks.placement_cases import random_case
+from asrpt_opt.placement.bound import configuration_bound
+from benchmarks.placement_cases import random_case, random_case_64
 
 # Jobs of 64 workers on 16 servers; the last one on fragmented servers.
 LARGE = [
@@ -29,6 +30,13 @@ LARGE = [
 ]
 
 
+def _gap(res):
+    """How far the cut may be above the optimum: cut / proven lower bound - 1."""
+    if not res.lower_bound_bytes:
+        return 0.0 if res.cross_server_bytes == 0 else float("inf")
+    return res.cross_server_bytes / res.lower_bound_bytes - 1
+
+
 @pytest.mark.parametrize(("model", "dims", "free"), LARGE)
 def test_ilp_64_workers_on_16_servers(benchmark, model, dims, free):
     wg = worker_graph(load_model(model), Parallelism(dp=dims[0], pp=dims[1], tp=dims[2]))
@@ -40,7 +48,7 @@ def test_ilp_64_workers_on_16_servers(benchmark, model, dims, free):
         iterations=1,
     )
     benchmark.extra_info["proven_optimal"] = res.optimal
-    gap = res.cross_server_bytes / res.lower_bound_bytes - 1
+    gap = _gap(res)
     benchmark.extra_info["gap_to_bound"] = gap
     print(
         f"{model} {dims} on {len(free)} servers: ilp {res.wall_s:.2f} s, "
@@ -48,6 +56,35 @@ def test_ilp_64_workers_on_16_servers(benchmark, model, dims, free):
     )
     heuristic = place(wg, free, method="mincut", intra_gbps=300, inter_gbps=12.5)
     assert res.cross_server_bytes <= heuristic.cross_server_bytes + 1e-6
+
+
+def test_ilp_on_random_64_worker_jobs(benchmark):
+    """Random 64-worker jobs on 16 fragmented servers, 5 s each."""
+    n = int(os.environ.get("ASRPT_PLACEMENT_64_CASES", "20"))
+
+    def study():
+        return [
+            place(
+                *random_case_64(seed),
+                method="ilp",
+                intra_gbps=300,
+                inter_gbps=12.5,
+                time_limit_s=5,
+            )
+            for seed in range(n)
+        ]
+
+    results = benchmark.pedantic(study, rounds=1, iterations=1)
+    proven = [r for r in results if r.optimal]
+    walls = [r.wall_s for r in proven] or [float("nan")]
+    gaps = [_gap(r) for r in results if not r.optimal]
+    benchmark.extra_info["proven"] = len(proven)
+    print(
+        f"ilp on {n} random 64-worker jobs, 5 s limit: proven {len(proven)}, "
+        f"median {np.median(walls):.2f} s, max {max(walls):.2f} s; "
+        "unproven gaps to the bound: " + ", ".join(f"{g:.1%}" for g in sorted(gaps))
+    )
+    assert all(r.lower_bound_bytes <= r.cross_server_bytes for r in results)
 
 
 def test_heuristics_against_proven_optima(benchmark):
@@ -64,6 +101,10 @@ def test_heuristics_against_proven_optima(benchmark):
                 res = place(wg, free, method=m, intra_gbps=300, inter_gbps=12.5)
                 assert res.cross_server_bytes >= ilp.lower_bound_bytes * (1 - 1e-9) - 1e-6
                 row[m] = (res.cross_server_bytes, res.wall_s)
+                if m == "mincut":
+                    # The configuration bound at mincut's own prices, no column generation.
+                    cert = configuration_bound(wg, free, np.array(res.assignment), time_limit_s=0)
+                    row["certificate"] = (cert.proven, cert.wall_s + res.wall_s)
             rows.append(row)
         return rows
 
@@ -86,4 +127,9 @@ def test_heuristics_against_proven_optima(benchmark):
             f"(worst {worst:.3f}x), median time {np.median([r[m][1] for r in proven]) * 1e3:.3f} "
             f"ms, speed-up over the ILP: median {speedup:.0f}x, total time {total:.0f}x"
         )
+    certified = [r for r in rows if r["certificate"][0]]
+    print(
+        f"mincut + configuration bound at its prices: proves {len(certified)} of {n}, "
+        f"median {np.median([r['certificate'][1] for r in rows]) * 1e3:.2f} ms"
+    )
     assert len(proven) >= 0.8 * n

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["grow", "multistart", "refine", "weight_matrix"]
+__all__ = ["best_connected", "grow", "multistart", "refine", "weight_matrix"]
 
 
 @njit(cache=True)
@@ -315,18 +315,17 @@ def _cut(w: Any, out: Any) -> float:
 
 
 @njit(cache=True)
-def multistart(w: Any, free: Any, servers: Any, counts: Any) -> Any:
+def multistart(w: Any, free: Any, servers: Any, counts: Any, caps: Any) -> Any:
     """Refine (:func:`refine`) a graph-growing start into ``counts[i]`` workers on
-    ``servers[i]`` and two packings (best fit, affinity) of a merge tree per cluster size
-    1..largest room; return the smallest cut found."""
+    ``servers[i]`` and two packings (best fit, affinity) of a merge tree per cluster size in
+    ``caps``; return the smallest cut found."""
     n = w.shape[0]
     pairs = _heavy_pairs(w)
-    top = free.max()
-    starts = np.empty((2 * top + 1, n), np.int64)
+    starts = np.empty((2 * caps.size + 1, n), np.int64)
     starts[0] = grow(w, servers, counts)
-    for cap in range(1, top + 1):
-        starts[cap] = _packed_clusters(pairs, w, free, cap, False)
-        starts[top + cap] = _packed_clusters(pairs, w, free, cap, True)
+    for i in range(caps.size):
+        starts[2 * i + 1] = _packed_clusters(pairs, w, free, caps[i], False)
+        starts[2 * i + 2] = _packed_clusters(pairs, w, free, caps[i], True)
     best = starts[0]
     best_cut = np.inf
     for i in range(starts.shape[0]):
@@ -341,6 +340,8 @@ def multistart(w: Any, free: Any, servers: Any, counts: Any) -> Any:
         c = _cut(w, cand)
         if c < best_cut:
             best, best_cut = cand, c
+        if best_cut == 0.0:  # nothing crosses servers: no start can do better
+            break
     return best
 
 

@@ -56,24 +56,26 @@ def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
     """
     if gpus <= 0:
         raise ValueError("gpus must be >= 1")
-    fits = free >= gpus
-    if fits.any():
-        s = int(np.argmin(np.where(fits, free, np.iinfo(np.int64).max)))
-        return ((s, gpus),)
-    order = np.argsort(-free, kind="stable")
-    cum = np.cumsum(free[order])
-    if cum[-1] < gpus:
-        return None
-    k = int(np.searchsorted(cum, gpus))
-    whole = order[:k]
-    rest = gpus - (int(cum[k - 1]) if k else 0)
-    tail = order[k:]
-    tail_free = free[tail]
-    ok = tail_free >= rest
-    # Best fit for the remainder; among equal room, the lowest server index.
-    cand = tail[ok]
-    cand_free = tail_free[ok]
-    last = int(cand[np.lexsort((cand, cand_free))[0]])
-    alloc = {int(s): int(free[s]) for s in whole}
-    alloc[last] = rest
-    return tuple(sorted(alloc.items()))
+    # Plain Python on the list: clusters have tens of servers and this runs at every job
+    # start of a simulation, where numpy's per-call overhead dominated.
+    rooms = free.tolist()
+    fit = -1
+    for s, room in enumerate(rooms):
+        if room >= gpus and (fit < 0 or room < rooms[fit]):
+            fit = s
+    if fit >= 0:
+        return ((fit, gpus),)
+    order = sorted(range(len(rooms)), key=lambda s: -rooms[s])  # stable: lowest index first
+    alloc: dict[int, int] = {}
+    need = gpus
+    for i, s in enumerate(order):
+        if rooms[s] >= need:
+            # Best fit for the remainder among the servers not filled whole.
+            last = min(order[i:], key=lambda t: (rooms[t] < need, rooms[t], t))
+            alloc[last] = need
+            return tuple(sorted(alloc.items()))
+        if rooms[s] == 0:
+            break
+        alloc[s] = rooms[s]
+        need -= rooms[s]
+    return None

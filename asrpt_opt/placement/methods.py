@@ -222,7 +222,8 @@ def _mincut(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.in
     move/swap local search (:func:`asrpt_opt.placement._kernels.refine`). The smallest cut
     wins. Deterministic."""
     servers, counts = _servers_and_counts(wg, free)
-    out: NDArray[np.int64] = _kernels.multistart(_weights(wg), free, servers, counts)
+    caps = np.arange(1, int(free.max()) + 1)
+    out: NDArray[np.int64] = _kernels.multistart(_weights(wg), free, servers, counts, caps)
     return out
 
 

@@ -64,6 +64,7 @@ def test_refine_and_multistart_keep_room_and_never_worsen(n, rooms, seed):
     order = np.argsort(-free, kind="stable")
     counts = np.minimum(free[order], n - np.concatenate([[0], np.cumsum(free[order])[:-1]]))
     keep = counts > 0
-    best = _kernels.multistart(w, free, order[keep], counts[keep])
+    caps = np.arange(1, int(free.max()) + 1)
+    best = _kernels.multistart(w, free, order[keep], counts[keep], caps)
     assert np.all(np.bincount(best, minlength=free.size) <= free)
     assert best.size == n
