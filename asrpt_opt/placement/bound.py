@@ -71,6 +71,9 @@ class CutBound:
     rounds : int
         Column-generation rounds.
     wall_s : float
+    columns : tuple of (tuple of int, int)
+        The worker sets generated, each with the room of the servers it may fill: material
+        for a restricted master integer program (price and branch).
     """
 
     lower_bound_bytes: float
@@ -79,6 +82,7 @@ class CutBound:
     lp_cut_bytes: float
     rounds: int
     wall_s: float
+    columns: tuple[tuple[tuple[int, ...], int], ...] = ()
 
 
 def integer_weights(wg: WorkerGraph) -> tuple[NDArray[np.int64], int]:
@@ -334,6 +338,14 @@ def configuration_bound(
         lp_cut_bytes=(total - lp_inside) / scale if rounds else float("nan"),
         rounds=rounds,
         wall_s=time.perf_counter() - t0,
+        columns=tuple((members, cg.caps[ci]) for members, ci in cg.columns),
     )
-    log.debug("configuration bound %s", result)
+    log.debug(
+        "configuration bound: %.6g (cut %.6g, proven %s) after %d rounds, %.2f s",
+        result.lower_bound_bytes,
+        result.cut_bytes,
+        result.proven,
+        rounds,
+        result.wall_s,
+    )
     return result

@@ -244,30 +244,39 @@ def _ilp(
     :data:`ILP_FIRST_S`, the configuration-LP bound (:mod:`asrpt_opt.placement.bound`) on
     the best placement so far, which may prove it; otherwise CP-SAT again with that bound as
     a constraint for the time left."""
-    from asrpt_opt.placement.bound import configuration_bound
-    from asrpt_opt.solvers.placement import min_cut_placement
+    from asrpt_opt.placement.bound import configuration_bound, integer_weights
+    from asrpt_opt.solvers.placement import min_cut_placement, pack_columns
 
     t0 = time.perf_counter()
+
+    def left() -> float:
+        return time_limit_s - (time.perf_counter() - t0)
+
     first = min_cut_placement(
         wg, free, hint=_mincut(wg, free), time_limit_s=min(ILP_FIRST_S, time_limit_s)
     )
-    if first.optimal or time.perf_counter() - t0 >= time_limit_s:
+    if first.optimal or left() <= 0:
         return Certified(
             assignment=first.assignment,
             optimal=first.optimal,
             lower_bound_bytes=first.lower_bound_bytes,
         )
-    left = time_limit_s - (time.perf_counter() - t0)
-    bound = configuration_bound(wg, free, first.assignment, time_limit_s=left / 2)
+    bound = configuration_bound(wg, free, first.assignment, time_limit_s=left() / 2)
     lower = max(first.lower_bound_bytes, bound.lower_bound_bytes)
     if bound.proven:
         return Certified(assignment=first.assignment, optimal=True, lower_bound_bytes=lower)
+    best = first.assignment
+    # Price and branch: the best placement made of the LP's columns may beat the incumbent
+    # and meet the bound.
+    packed = pack_columns(wg, free, bound.columns, time_limit_s=max(0.1, left() / 4))
+    if packed is not None and wg.cross_server_bytes(packed) < wg.cross_server_bytes(best):
+        best = packed
+    w, scale = integer_weights(wg)
+    cut_units = int(w[best[:, None] != best[None, :]].sum() // 2)
+    if cut_units < lower * scale + 0.5:  # integer cuts: within half a unit of the bound
+        return Certified(assignment=best, optimal=True, lower_bound_bytes=lower)
     second = min_cut_placement(
-        wg,
-        free,
-        hint=first.assignment,
-        lower_bound_bytes=lower,
-        time_limit_s=max(0.1, time_limit_s - (time.perf_counter() - t0)),
+        wg, free, hint=best, lower_bound_bytes=lower, time_limit_s=max(0.1, left())
     )
     return Certified(
         assignment=second.assignment,

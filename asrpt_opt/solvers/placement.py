@@ -24,7 +24,7 @@ from ortools.sat.python import cp_model
 
 from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["CutSolution", "min_cut_placement"]
+__all__ = ["CutSolution", "min_cut_placement", "pack_columns"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,9 +121,10 @@ def min_cut_placement(
     _ring_cuts(m, wg, free, cut)
     objective = sum(terms)
     if lower_bound_bytes > 0:
-        # Scaled cuts are integers, so a fractional bound rounds up (less a guard for
-        # floating-point error in the bound).
-        m.add(objective >= math.ceil(lower_bound_bytes * scale - 1e-6))
+        # Scaled cuts are integers, so a fractional bound rounds up, less a relative guard
+        # for the floating-point error of a bound summed from values near 1e13.
+        units = lower_bound_bytes * scale
+        m.add(objective >= math.ceil(units - 1e-9 * units - 1e-6))
     m.minimize(objective)
     if hint is not None:
         hint = _canonical(hint, groups)
@@ -196,4 +197,67 @@ def _canonical(hint: NDArray[np.int64], groups: dict[int, list[int]]) -> NDArray
         relabel = dict(zip(order, members, strict=True))
         for old, new in relabel.items():
             out[hint == old] = new
+    return out
+
+
+def pack_columns(
+    wg: WorkerGraph,
+    free: NDArray[np.int64],
+    columns: tuple[tuple[tuple[int, ...], int], ...],
+    *,
+    time_limit_s: float = 2.0,
+) -> NDArray[np.int64] | None:
+    """Best placement built from given worker sets (the restricted master IP).
+
+    Chooses columns so that every worker is covered once and no more columns of room c are
+    used than there are servers with c free GPUs, maximising the bytes kept inside servers;
+    each chosen set then gets its own server of that room. With the columns of a converged
+    configuration LP this often matches the LP bound (price and branch).
+
+    Parameters
+    ----------
+    wg : WorkerGraph
+    free : ndarray of int
+    columns : tuple of (members, room)
+    time_limit_s : float
+
+    Returns
+    -------
+    ndarray of int or None
+        Server of each worker, or None when no cover was found in time.
+    """
+    n = wg.n_workers
+    scale = wg.parallelism.dp * wg.parallelism.tp
+    w = np.zeros((n, n))
+    np.add.at(w, (wg.u, wg.v), wg.nbytes)
+    w = w + w.T
+    m = cp_model.CpModel()
+    pick = [m.new_bool_var(f"col_{j}") for j in range(len(columns))]
+    covering: list[list[cp_model.IntVar]] = [[] for _ in range(n)]
+    by_room: dict[int, list[cp_model.IntVar]] = {}
+    gain = []
+    for j, (members, room) in enumerate(columns):
+        for v in members:
+            covering[v].append(pick[j])
+        by_room.setdefault(room, []).append(pick[j])
+        idx = np.array(members)
+        gain.append(round(float(w[np.ix_(idx, idx)].sum()) / 2 * scale))
+    for v in range(n):
+        if not covering[v]:
+            return None
+        m.add_exactly_one(covering[v])
+    rooms = [int(f) for f in free]
+    for room, chosen in by_room.items():
+        m.add(sum(chosen) <= rooms.count(room))
+    m.maximize(sum(g * b for g, b in zip(gain, pick, strict=True)))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    solver.parameters.num_workers = 1
+    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    servers = {room: [s for s, f in enumerate(rooms) if f == room] for room in by_room}
+    out = np.full(n, -1, dtype=np.int64)
+    for j, (members, room) in enumerate(columns):
+        if solver.value(pick[j]):
+            out[list(members)] = servers[room].pop()
     return out
