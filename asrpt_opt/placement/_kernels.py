@@ -355,6 +355,12 @@ def _toggle(w: int, sign: int, in_s: Any, near: Any, to_s: Any, csr: Any, wt: An
 
 
 @njit(cache=True)
+def _block(w: int, sign: int, blocked: Any, apart_ptr: Any, apart_nbr: Any) -> None:
+    for p in range(apart_ptr[w], apart_ptr[w + 1]):
+        blocked[apart_nbr[p]] += sign
+
+
+@njit(cache=True)
 def _hopeless(room: int, root: int, val: float, in_s: Any, to_s: Any, pi: Any, top: Any) -> bool:
     """True when adding up to ``room`` more workers above ``root`` cannot make the value
     positive: worker u can add at most 2 w(u, S) + (its ``room - 1`` heaviest other edges)
@@ -377,15 +383,27 @@ def _hopeless(room: int, root: int, val: float, in_s: Any, to_s: Any, pi: Any, t
 
 @njit(cache=True)
 def best_connected(
-    indptr: Any, nbr: Any, wt: Any, pi: Any, cap: int, keep: int, max_visits: int
+    indptr: Any,
+    nbr: Any,
+    wt: Any,
+    pi: Any,
+    size: Any,
+    apart_ptr: Any,
+    apart_nbr: Any,
+    cap: int,
+    keep: int,
+    max_visits: int,
 ) -> Any:
-    """The ``keep`` best connected worker sets of each size 1..cap by ``2 w(S) - pi(S)``
-    (w(S): bytes inside S; only positive values are kept).
+    """The ``keep`` best connected node sets of each total size 1..cap by ``2 w(S) - pi(S)``
+    (w(S): bytes between nodes of S; only positive values are kept).
 
-    Enumerates every connected set once (ESU, Wernicke 2006: extend only by workers above
-    the root that are new neighbours of the last one), pruning a branch when no extension can
-    be positive. Returns (values[size, keep], sets[size, keep, cap], visits), with visits
-    -1 when ``max_visits`` was exceeded (then the values are incomplete).
+    Node v weighs ``size[v]`` GPUs (a group of workers merged by branching, whose inside
+    bytes are folded into ``pi``), and a set never holds two nodes listed as apart
+    (``apart_nbr[apart_ptr[v]:apart_ptr[v + 1]]``). Enumerates every connected set once (ESU,
+    Wernicke 2006: extend only by nodes above the root that are new neighbours of the last
+    one), pruning a branch when no extension can be positive. Returns (values[size, keep],
+    sets[size, keep, cap], visits): sets hold node ids padded with -1, and visits is -1 when
+    ``max_visits`` was exceeded (then the values are incomplete).
     """
     n = pi.size
     csr = (indptr, nbr)
@@ -399,13 +417,17 @@ def best_connected(
     nodes = np.empty(cap, np.int64)
     in_s = np.zeros(n, np.bool_)
     near = np.zeros(n, np.int64)
+    blocked = np.zeros(n, np.int64)
     to_s = np.zeros(n)
     ext = np.empty((cap + 1, n), np.int64)
     n_ext = np.zeros(cap + 1, np.int64)
     pos = np.zeros(cap + 1, np.int64)
     val = np.zeros(cap + 1)
+    gpus = np.zeros(cap + 1, np.int64)
     visits = 0
     for v in range(n):
+        if size[v] > cap:
+            continue
         m = 0
         for p in range(indptr[v], indptr[v + 1]):
             if nbr[p] > v:
@@ -413,48 +435,61 @@ def best_connected(
                 m += 1
         nodes[0] = v
         val[1] = -pi[v]
+        gpus[1] = size[v]
         _toggle(v, 1, in_s, near, to_s, csr, wt)
-        size = 1
+        _block(v, 1, blocked, apart_ptr, apart_nbr)
+        depth = 1
         n_ext[1] = m
         pos[1] = 0
-        while size >= 1:
-            if pos[size] == 0:  # first visit of this set: record it, then prune or descend
+        while depth >= 1:
+            if pos[depth] == 0:  # first visit of this set: record it, then prune or descend
                 visits += 1
-                x = val[size]
-                if x > values[size, keep - 1]:
+                x = val[depth]
+                k = gpus[depth]
+                if x > values[k, keep - 1]:
                     j = keep - 1
-                    while j > 0 and values[size, j - 1] < x:
-                        values[size, j] = values[size, j - 1]
-                        sets[size, j] = sets[size, j - 1]
+                    while j > 0 and values[k, j - 1] < x:
+                        values[k, j] = values[k, j - 1]
+                        sets[k, j] = sets[k, j - 1]
                         j -= 1
-                    values[size, j] = x
-                    sets[size, j, :] = -1
-                    sets[size, j, :size] = nodes[:size]
-                if _hopeless(cap - size, v, x, in_s, to_s, pi, top):
-                    pos[size] = n_ext[size] + 1
+                    values[k, j] = x
+                    sets[k, j, :] = -1
+                    sets[k, j, :depth] = nodes[:depth]
+                if _hopeless(cap - k, v, x, in_s, to_s, pi, top):
+                    pos[depth] = n_ext[depth] + 1
                 else:
-                    pos[size] = 1
-            if pos[size] <= n_ext[size]:
-                i = pos[size] - 1
-                pos[size] += 1
-                w = ext[size, i]
+                    pos[depth] = 1
+            # Skip extensions that overflow the room or meet an apart node: every set grown
+            # from here holds at least as much and the same nodes.
+            while pos[depth] <= n_ext[depth]:
+                cand = ext[depth, pos[depth] - 1]
+                if gpus[depth] + size[cand] <= cap and blocked[cand] == 0:
+                    break
+                pos[depth] += 1
+            if pos[depth] <= n_ext[depth]:
+                i = pos[depth] - 1
+                pos[depth] += 1
+                w = ext[depth, i]
                 m = 0
-                for j in range(i + 1, n_ext[size]):
-                    ext[size + 1, m] = ext[size, j]
+                for j in range(i + 1, n_ext[depth]):
+                    ext[depth + 1, m] = ext[depth, j]
                     m += 1
                 for p in range(indptr[w], indptr[w + 1]):
                     if nbr[p] > v and near[nbr[p]] == 0:
-                        ext[size + 1, m] = nbr[p]
+                        ext[depth + 1, m] = nbr[p]
                         m += 1
-                val[size + 1] = val[size] + 2.0 * to_s[w] - pi[w]
-                nodes[size] = w
+                val[depth + 1] = val[depth] + 2.0 * to_s[w] - pi[w]
+                gpus[depth + 1] = gpus[depth] + size[w]
+                nodes[depth] = w
                 _toggle(w, 1, in_s, near, to_s, csr, wt)
-                size += 1
-                n_ext[size] = m
-                pos[size] = 0
+                _block(w, 1, blocked, apart_ptr, apart_nbr)
+                depth += 1
+                n_ext[depth] = m
+                pos[depth] = 0
             else:
-                _toggle(nodes[size - 1], -1, in_s, near, to_s, csr, wt)
-                size -= 1
+                _toggle(nodes[depth - 1], -1, in_s, near, to_s, csr, wt)
+                _block(nodes[depth - 1], -1, blocked, apart_ptr, apart_nbr)
+                depth -= 1
         if visits > max_visits:
             return values, sets, -1
     return values, sets, visits

@@ -241,10 +241,11 @@ def _ilp(
     **_: Any,
 ) -> Certified:
     """Exact: CP-SAT warm-started from ``mincut``; if it has not proven optimality after
-    :data:`ILP_FIRST_S`, the configuration-LP bound (:mod:`asrpt_opt.placement.bound`) on
-    the best placement so far, which may prove it; otherwise CP-SAT again with that bound as
-    a constraint for the time left."""
-    from asrpt_opt.placement.bound import configuration_bound, integer_weights
+    :data:`ILP_FIRST_S`, branch and price on the configuration LP
+    (:mod:`asrpt_opt.placement.branch`) from the best placement so far, for the time left.
+    Small jobs close in CP-SAT; the configuration LP's bound is what closes large ones,
+    where CP-SAT's own bound stays near zero."""
+    from asrpt_opt.placement.branch import branch_and_price
     from asrpt_opt.solvers.placement import min_cut_placement, pack_columns
 
     t0 = time.perf_counter()
@@ -261,27 +262,18 @@ def _ilp(
             optimal=first.optimal,
             lower_bound_bytes=first.lower_bound_bytes,
         )
-    bound = configuration_bound(wg, free, first.assignment, time_limit_s=left() / 2)
-    lower = max(first.lower_bound_bytes, bound.lower_bound_bytes)
-    if bound.proven:
-        return Certified(assignment=first.assignment, optimal=True, lower_bound_bytes=lower)
-    best = first.assignment
-    # Price and branch: the best placement made of the LP's columns may beat the incumbent
-    # and meet the bound.
-    packed = pack_columns(wg, free, bound.columns, time_limit_s=max(0.1, left() / 4))
-    if packed is not None and wg.cross_server_bytes(packed) < wg.cross_server_bytes(best):
-        best = packed
-    w, scale = integer_weights(wg)
-    cut_units = int(w[best[:, None] != best[None, :]].sum() // 2)
-    if cut_units < lower * scale + 0.5:  # integer cuts: within half a unit of the bound
-        return Certified(assignment=best, optimal=True, lower_bound_bytes=lower)
-    second = min_cut_placement(
-        wg, free, hint=best, lower_bound_bytes=lower, time_limit_s=max(0.1, left())
+    # The root LP's columns may combine into a better placement (price and branch).
+    search = branch_and_price(
+        wg,
+        free,
+        first.assignment,
+        improve=lambda columns: pack_columns(wg, free, columns, time_limit_s=max(0.1, left() / 4)),
+        time_limit_s=left(),
     )
     return Certified(
-        assignment=second.assignment,
-        optimal=second.optimal,
-        lower_bound_bytes=max(lower, second.lower_bound_bytes),
+        assignment=search.assignment,
+        optimal=search.proven,
+        lower_bound_bytes=max(first.lower_bound_bytes, search.lower_bound_bytes),
     )
 
 
