@@ -31,7 +31,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from asrpt_opt.model.workers import WorkerGraph
 from asrpt_opt.placement.bound import _ColumnGeneration, _generate, integer_weights
 
-__all__ = ["BranchResult", "branch_and_price"]
+__all__ = ["BranchAndPrice", "BranchResult", "branch_and_price"]
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,185 @@ def _together(master_used: dict[tuple[tuple[int, ...], int], float], n: int) -> 
     return (inc * np.array([master_used[k] for k in keys])) @ inc.T
 
 
+class BranchAndPrice:
+    """A branch and price search that can be run in slices and fed incumbents.
+
+    :func:`branch_and_price` runs one to the time limit; the ``ilp`` placement method
+    alternates slices of it with CP-SAT, offering each solver the other's best placement and
+    bound, so neither loses its progress when the other has the machine.
+
+    Parameters
+    ----------
+    wg : WorkerGraph
+    free : ndarray of int
+        Free GPUs per server.
+    assignment : ndarray of int
+        A feasible placement: the first incumbent.
+    columns : tuple of (members, room)
+        Worker sets to start the LPs from (e.g. those of
+        :func:`asrpt_opt.placement.bound.configuration_bound`).
+    improve : callable, optional
+        ``improve(columns)`` returns a placement built from LP columns (a restricted master
+        integer program), tried once the root LP has converged.
+    max_visits : int
+        Enumeration budget per pricing round.
+
+    References
+    ----------
+    .. [1] C. Barnhart et al., Operations Research 46(3):316-329, 1998.
+    .. [2] D. M. Ryan, B. A. Foster, 1981.
+    """
+
+    def __init__(
+        self,
+        wg: WorkerGraph,
+        free: NDArray[np.int64],
+        assignment: NDArray[np.int64],
+        *,
+        columns: Columns = (),
+        improve: Callable[[Columns], NDArray[np.int64] | None] | None = None,
+        max_visits: int = 2_000_000,
+    ) -> None:
+        self._search = search = _Search(wg, free, max_visits)
+        search.offer(np.asarray(assignment, dtype=np.int64))
+        self._n = n = search.w.shape[0]
+        self._caps = caps = sorted({int(c) for c in free if c > 0})
+        for members, room in columns:
+            search.pool[tuple(sorted(members)), caps.index(room)] = 0.0
+        self._improve = improve
+        same = search.best[:, None] == search.best[None, :]
+        root = _Node(
+            bound=0.0,
+            order=(0, 0),
+            label=np.arange(n, dtype=np.int64),
+            apart=frozenset(),
+            centre=(search.w * same).sum(axis=1) / 2.0,
+        )
+        self._heap = [root]
+        self._counter = itertools.count(1)
+        self._unresolved: list[float] = []
+        self._floor = 0.0  # a bound proven elsewhere (e.g. by CP-SAT)
+        self.nodes = 0
+        self.wall_s = 0.0
+
+    def offer(
+        self, assignment: NDArray[np.int64] | None, *, lower_bound_bytes: float = 0.0
+    ) -> None:
+        """Take a placement found elsewhere as the incumbent if it cuts less, and a bound
+        proven elsewhere."""
+        self._search.offer(None if assignment is None else np.asarray(assignment, dtype=np.int64))
+        self._floor = max(self._floor, lower_bound_bytes * self._search.scale)
+
+    def result(self) -> BranchResult:
+        """The best placement and bound so far."""
+        search = self._search
+        # Bounds of nodes left open, less those the incumbent has since closed.
+        open_bounds = [
+            b
+            for b in [nd.bound for nd in self._heap] + self._unresolved
+            if b < search.best_cut - 0.5
+        ]
+        lower = max(self._floor, min([search.best_cut, *open_bounds]))
+        proven = not open_bounds or lower >= search.best_cut - 0.5
+        return BranchResult(
+            assignment=search.best,
+            cut_bytes=search.best_cut / search.scale,
+            lower_bound_bytes=max(0.0, min(lower, search.best_cut)) / search.scale,
+            proven=proven,
+            nodes=self.nodes,
+            wall_s=self.wall_s,
+        )
+
+    def run(self, time_limit_s: float, *, stop: Callable[[], bool] | None = None) -> BranchResult:
+        """Explore nodes, best bound first, for at most ``time_limit_s`` (plus one pricing
+        round) or until ``stop()`` is true between nodes, and return :meth:`result`."""
+        t0 = time.perf_counter()
+        deadline = t0 + time_limit_s
+        search, n, heap = self._search, self._n, self._heap
+        while heap and time.perf_counter() < deadline:
+            if self._floor >= search.best_cut - 0.5 or (stop is not None and stop()):
+                break
+            node = heapq.heappop(heap)
+            if node.bound >= search.best_cut - 0.5:
+                continue
+            self.nodes += 1
+            cg = search.node_lp(node)
+            early, centre, pair, best_inside = self.nodes > 1, node.centre, None, np.inf
+            while True:
+                progress = _generate(
+                    cg, centre, search.total - search.best_cut + 0.5, deadline, early=early
+                )
+                master, centre = progress.master, progress.centre
+                best_inside = min(best_inside, progress.best_inside)
+                if master is None:
+                    break
+                pair = _branching_pair(_together(master.used, n), cg)
+                if pair is not None or progress.converged or not early:
+                    break
+                early = False  # an integral master that stopped early: finish its LP first
+            search.pool.update(cg.columns)
+            bound = max(node.bound, search.total - best_inside)
+            if self.nodes == 1 and self._improve is not None and progress.converged:
+                search.offer(self._improve(tuple((m, self._caps[ci]) for m, ci in search.pool)))
+            if master is not None and master.uncovered <= 1e-6 and pair is None:
+                # The LP's sets partition the workers: a placement.
+                blocks = {members for members, _ in master.used}
+                search.offer(search.place_blocks([list(b) for b in blocks]))
+            if bound >= search.best_cut - 0.5:
+                continue
+            if not progress.converged and time.perf_counter() >= deadline:
+                # Cut off by the deadline, not by its LP: resume this node next run.
+                heapq.heappush(heap, replace(node, bound=bound, centre=centre))
+                self.nodes -= 1
+                break
+            if master is not None and pair is None:
+                # Integral (or leaving workers out), but the bound does not close the node:
+                # the Lagrangian bound may be weaker than the LP under branching. Split on
+                # the heaviest edge between groups instead.
+                pair = _branching_pair(_together(master.used, n), cg, integral=True)
+            if pair is None:
+                self._unresolved.append(bound)
+                continue
+            self._split(node, pair, bound, centre)
+        self.wall_s += time.perf_counter() - t0
+        res = self.result()
+        log.debug(
+            "branch and price: cut %.6g, bound %.6g, proven %s, %d nodes, %.2f s",
+            res.cut_bytes,
+            res.lower_bound_bytes,
+            res.proven,
+            res.nodes,
+            self.wall_s,
+        )
+        return res
+
+    def _split(
+        self, node: _Node, pair: tuple[int, int], bound: float, centre: NDArray[np.float64]
+    ) -> None:
+        """Ryan and Foster's two children: the pair together (if it fits) and apart."""
+        a, b = pair
+        depth = -node.order[0] + 1
+        merged = node.label.copy()
+        merged[merged == merged[b]] = merged[a]
+        _, merged = np.unique(merged, return_inverse=True)
+        together_ok = int(np.sum(merged == merged[a])) <= self._search.max_room and not any(
+            merged[p] == merged[q] for p, q in node.apart
+        )
+        children = [(merged.astype(np.int64), node.apart)] if together_ok else []
+        children.append((node.label, node.apart | {(a, b)}))
+        for label, apart in children:
+            heapq.heappush(
+                self._heap,
+                _Node(
+                    bound=bound,
+                    order=(-depth, next(self._counter)),
+                    label=label,
+                    apart=apart,
+                    centre=centre,
+                ),
+            )
+
+
 def branch_and_price(
     wg: WorkerGraph,
     free: NDArray[np.int64],
@@ -192,111 +371,10 @@ def branch_and_price(
     .. [1] C. Barnhart et al., Operations Research 46(3):316-329, 1998.
     .. [2] D. M. Ryan, B. A. Foster, 1981.
     """
-    t0 = time.perf_counter()
-    deadline = t0 + time_limit_s
-    search = _Search(wg, free, max_visits)
-    search.offer(np.asarray(assignment, dtype=np.int64))
-    n = search.w.shape[0]
-    caps = sorted({int(c) for c in free if c > 0})
-    for members, room in columns:
-        search.pool[tuple(sorted(members)), caps.index(room)] = 0.0
-    same = search.best[:, None] == search.best[None, :]
-    root = _Node(
-        bound=0.0,
-        order=(0, 0),
-        label=np.arange(n, dtype=np.int64),
-        apart=frozenset(),
-        centre=(search.w * same).sum(axis=1) / 2.0,
+    search = BranchAndPrice(
+        wg, free, assignment, columns=columns, improve=improve, max_visits=max_visits
     )
-    heap = [root]
-    counter = itertools.count(1)
-    nodes, unresolved = 0, []
-    while heap and time.perf_counter() < deadline:
-        node = heapq.heappop(heap)
-        if node.bound >= search.best_cut - 0.5:
-            continue
-        nodes += 1
-        cg = search.node_lp(node)
-        early, centre, pair, best_inside = nodes > 1, node.centre, None, np.inf
-        while True:
-            progress = _generate(
-                cg, centre, search.total - search.best_cut + 0.5, deadline, early=early
-            )
-            master, centre = progress.master, progress.centre
-            best_inside = min(best_inside, progress.best_inside)
-            if master is None:
-                break
-            pair = _branching_pair(_together(master.used, n), cg)
-            if pair is not None or progress.converged or not early:
-                break
-            early = False  # an integral master that stopped early: finish its LP first
-        search.pool.update(cg.columns)
-        bound = max(node.bound, search.total - best_inside)
-        if nodes == 1 and improve is not None and progress.converged:
-            search.offer(improve(tuple((m, caps[ci]) for m, ci in search.pool)))
-        if master is not None and master.uncovered <= 1e-6 and pair is None:
-            # The LP's sets partition the workers: a placement.
-            blocks = {members for members, _ in master.used}
-            search.offer(search.place_blocks([list(b) for b in blocks]))
-        if bound >= search.best_cut - 0.5:
-            continue
-        if master is not None and pair is None:
-            # Integral (or leaving workers out), but the bound does not close the node: the
-            # Lagrangian bound may be weaker than the LP under branching. Split on the
-            # heaviest edge between groups instead.
-            pair = _branching_pair(_together(master.used, n), cg, integral=True)
-        if pair is None:
-            unresolved.append(bound)
-            continue
-        a, b = pair
-        depth = -node.order[0] + 1
-        merged = node.label.copy()
-        merged[merged == merged[b]] = merged[a]
-        _, merged = np.unique(merged, return_inverse=True)
-        together_ok = int(np.sum(merged == merged[a])) <= search.max_room and not any(
-            merged[p] == merged[q] for p, q in node.apart
-        )
-        if together_ok:
-            heapq.heappush(
-                heap,
-                _Node(
-                    bound=bound,
-                    order=(-depth, next(counter)),
-                    label=merged.astype(np.int64),
-                    apart=node.apart,
-                    centre=centre,
-                ),
-            )
-        heapq.heappush(
-            heap,
-            _Node(
-                bound=bound,
-                order=(-depth, next(counter)),
-                label=node.label,
-                apart=node.apart | {(a, b)},
-                centre=centre,
-            ),
-        )
-    # Bounds of nodes left open, less those the final incumbent has since closed.
-    open_bounds = [b for b in [nd.bound for nd in heap] + unresolved if b < search.best_cut - 0.5]
-    lower = min([search.best_cut, *open_bounds])
-    proven = not open_bounds
-    log.debug(
-        "branch and price: cut %.6g, bound %.6g, proven %s, %d nodes, %.2f s",
-        search.best_cut / search.scale,
-        lower / search.scale,
-        proven,
-        nodes,
-        time.perf_counter() - t0,
-    )
-    return BranchResult(
-        assignment=search.best,
-        cut_bytes=search.best_cut / search.scale,
-        lower_bound_bytes=max(0.0, lower) / search.scale,
-        proven=proven,
-        nodes=nodes,
-        wall_s=time.perf_counter() - t0,
-    )
+    return search.run(time_limit_s)
 
 
 def _branching_pair(

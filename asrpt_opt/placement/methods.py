@@ -240,13 +240,17 @@ def _ilp(
     time_limit_s: float = 10.0,
     **_: Any,
 ) -> Certified:
-    """Exact: CP-SAT warm-started from ``mincut``; if it has not proven optimality after
-    :data:`ILP_FIRST_S`, branch and price on the configuration LP
-    (:mod:`asrpt_opt.placement.branch`) from the best placement so far, for the time left.
-    Small jobs close in CP-SAT; the configuration LP's bound is what closes large ones,
-    where CP-SAT's own bound stays near zero."""
-    from asrpt_opt.placement.branch import branch_and_price
-    from asrpt_opt.solvers.placement import min_cut_placement, pack_columns
+    """Exact: CP-SAT warm-started from ``mincut`` for :data:`ILP_FIRST_S`; if it has not
+    proven optimality, a portfolio for the time left: CP-SAT keeps searching in a background
+    thread while branch and price on the configuration LP
+    (:mod:`asrpt_opt.placement.branch`) runs in this one, and the first to prove optimality
+    stops the other. The result is the better placement and the higher bound of the two.
+
+    Branch and price closes large symmetric jobs CP-SAT's bound cannot; CP-SAT's search
+    closes small jobs whose configuration LP has a wide gap (tensor-parallel groups that
+    cannot all fit whole), where pair branching is slow."""
+    from asrpt_opt.placement.branch import BranchAndPrice
+    from asrpt_opt.solvers.placement import CutSearch, min_cut_placement, pack_columns
 
     t0 = time.perf_counter()
 
@@ -262,18 +266,34 @@ def _ilp(
             optimal=first.optimal,
             lower_bound_bytes=first.lower_bound_bytes,
         )
-    # The root LP's columns may combine into a better placement (price and branch).
-    search = branch_and_price(
+    cp = CutSearch(
         wg,
         free,
-        first.assignment,
-        improve=lambda columns: pack_columns(wg, free, columns, time_limit_s=max(0.1, left() / 4)),
+        hint=first.assignment,
+        lower_bound_bytes=first.lower_bound_bytes,
         time_limit_s=left(),
     )
+    try:
+        # The root LP's columns may combine into a better placement (price and branch).
+        search = BranchAndPrice(
+            wg,
+            free,
+            first.assignment,
+            improve=lambda columns: pack_columns(
+                wg, free, columns, time_limit_s=max(0.1, left() / 4)
+            ),
+        )
+        search.offer(None, lower_bound_bytes=first.lower_bound_bytes)
+        search.run(left(), stop=cp.done)
+    finally:
+        cp.stop()
+    found = cp.result()
+    search.offer(found.assignment, lower_bound_bytes=found.lower_bound_bytes)
+    best = search.result()
     return Certified(
-        assignment=search.assignment,
-        optimal=search.proven,
-        lower_bound_bytes=max(first.lower_bound_bytes, search.lower_bound_bytes),
+        assignment=best.assignment,
+        optimal=best.proven,
+        lower_bound_bytes=best.lower_bound_bytes,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from ortools.sat.python import cp_model
 
 from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["CutSolution", "min_cut_placement", "pack_columns"]
+__all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +55,7 @@ def min_cut_placement(
     lower_bound_bytes: float = 0.0,
     time_limit_s: float = 10.0,
     threads: int = 1,
+    solver: cp_model.CpSolver | None = None,
 ) -> CutSolution:
     """Minimise the bytes crossing servers.
 
@@ -67,6 +69,8 @@ def min_cut_placement(
         A proven bound on the cut (e.g. the configuration LP's), added as a constraint.
     time_limit_s : float
     threads : int
+    solver : CpSolver, optional
+        The solver to run (another thread may stop it); a new one by default.
 
     Returns
     -------
@@ -137,7 +141,7 @@ def min_cut_placement(
         for srv, running in opened.items():
             for w, flag in enumerate(running[1:], start=1):  # running[0] is x[0, srv] itself
                 m.add_hint(flag, bool(np.any(hint[: w + 1] == srv)))
-    solver = cp_model.CpSolver()
+    solver = solver or cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = threads
     code = solver.solve(m)
@@ -156,6 +160,71 @@ def min_cut_placement(
     ):
         out = hint  # never worse than the heuristic it started from
     return CutSolution(assignment=out, optimal=code == cp_model.OPTIMAL, lower_bound_bytes=bound)
+
+
+class CutSearch:
+    """:func:`min_cut_placement` in a background thread, to be stopped at will.
+
+    CP-SAT releases the interpreter lock while it searches, so another solver (branch and
+    price, in the ``ilp`` placement method) can run beside it on a second core; whichever
+    proves optimality first stops the other.
+
+    Parameters
+    ----------
+    wg, free, hint, lower_bound_bytes, time_limit_s
+        As for :func:`min_cut_placement`.
+    """
+
+    def __init__(
+        self,
+        wg: WorkerGraph,
+        free: NDArray[np.int64],
+        *,
+        hint: NDArray[np.int64],
+        lower_bound_bytes: float = 0.0,
+        time_limit_s: float = 10.0,
+    ) -> None:
+        self._solver = cp_model.CpSolver()
+        self._hint = hint
+        self._lower = lower_bound_bytes
+        self._result: CutSolution | None = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._result = min_cut_placement(
+                    wg,
+                    free,
+                    hint=hint,
+                    lower_bound_bytes=lower_bound_bytes,
+                    time_limit_s=time_limit_s,
+                    solver=self._solver,
+                )
+            except BaseException as exc:  # re-raised in the caller's thread by result()
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="cp-sat placement", daemon=True)
+        self._thread.start()
+
+    def done(self) -> bool:
+        """The search has ended (proven, out of time, or stopped)."""
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Stop the search and wait for it. A stop that lands while the model is still being
+        built would be lost, so it is repeated until the thread ends."""
+        while self._thread.is_alive():
+            self._solver.stop_search()
+            self._thread.join(0.05)
+
+    def result(self) -> CutSolution:
+        """Wait for the search and return what it found (its hint, if it found nothing)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if self._result is None:
+            return CutSolution(assignment=self._hint, optimal=False, lower_bound_bytes=self._lower)
+        return self._result
 
 
 def _ring_cuts(

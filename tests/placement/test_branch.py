@@ -3,6 +3,8 @@ branch, agreement with CP-SAT's proven optima, and the 64-worker job it closes."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from asrpt_opt.model.job import Parallelism
 from asrpt_opt.model.workers import worker_graph
 from asrpt_opt.placement import _kernels, place
 from asrpt_opt.placement.bound import configuration_bound
-from asrpt_opt.placement.branch import branch_and_price
+from asrpt_opt.placement.branch import BranchAndPrice, branch_and_price
 from asrpt_opt.solvers.placement import min_cut_placement
 
 
@@ -109,6 +111,39 @@ def test_no_time_returns_the_start_with_a_valid_bound(triangle):
     assert res.nodes == 0
     assert res.assignment.tolist() == [0, 1, 1]
     assert res.lower_bound_bytes <= res.cut_bytes == pytest.approx(2 * edge)
+
+
+def test_a_search_run_in_slices_resumes_where_it_stopped(triangle):
+    wg, rooms, edge = triangle
+    search = BranchAndPrice(wg, rooms, np.array([0, 1, 1]))
+    first = search.run(0)
+    assert not first.proven
+    assert first.nodes == 0
+    res = search.run(30)
+    assert res.proven
+    assert res.nodes >= 2
+    assert res.cut_bytes == res.lower_bound_bytes == pytest.approx(2 * edge)
+    # Nothing is left to explore: another run changes nothing.
+    assert search.run(30) == replace(res, wall_s=search.wall_s)
+
+
+def test_a_bound_proven_elsewhere_closes_the_search(triangle):
+    wg, rooms, edge = triangle
+    search = BranchAndPrice(wg, rooms, np.array([0, 1, 1]))
+    search.offer(None, lower_bound_bytes=1.9 * edge)
+    assert not search.result().proven  # 1.9 e is not the incumbent's 2 e
+    search.offer(None, lower_bound_bytes=2 * edge)
+    res = search.run(30)
+    assert res.proven
+    assert res.nodes == 0
+    assert res.lower_bound_bytes == pytest.approx(2 * edge)
+
+
+def test_stop_is_checked_between_nodes(triangle):
+    wg, rooms, _ = triangle
+    res = BranchAndPrice(wg, rooms, np.array([0, 1, 1])).run(30, stop=lambda: True)
+    assert res.nodes == 0
+    assert not res.proven
 
 
 @settings(max_examples=25, deadline=None)
