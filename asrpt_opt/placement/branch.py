@@ -154,11 +154,11 @@ def _together(master_used: dict[tuple[tuple[int, ...], int], float], n: int) -> 
 
 
 class BranchAndPrice:
-    """A branch and price search that can be run in slices and fed incumbents.
+    """A branch and price search that can be stopped, resumed and fed incumbents.
 
-    :func:`branch_and_price` runs one to the time limit; the ``ilp`` placement method
-    alternates slices of it with CP-SAT, offering each solver the other's best placement and
-    bound, so neither loses its progress when the other has the machine.
+    :func:`branch_and_price` runs one to the time limit; the ``ilp`` placement method runs
+    one beside CP-SAT, stops it when CP-SAT proves optimality, and offers it CP-SAT's best
+    placement and bound.
 
     Parameters
     ----------
@@ -342,34 +342,13 @@ def branch_and_price(
     time_limit_s: float = 10.0,
     max_visits: int = 2_000_000,
 ) -> BranchResult:
-    """Minimise the cross-server bytes exactly by branch and price.
-
-    Parameters
-    ----------
-    wg : WorkerGraph
-    free : ndarray of int
-        Free GPUs per server.
-    assignment : ndarray of int
-        A feasible placement: the first incumbent.
-    columns : tuple of (members, room)
-        Worker sets to start the LPs from (e.g. those of
-        :func:`asrpt_opt.placement.bound.configuration_bound`).
-    improve : callable, optional
-        ``improve(columns)`` returns a placement built from LP columns (a restricted master
-        integer program), tried once the root LP has converged.
-    time_limit_s : float
-        The search stops after this long; the bound stays valid.
-    max_visits : int
-        Enumeration budget per pricing round.
+    """Minimise the cross-server bytes exactly by branch and price: a
+    :class:`BranchAndPrice` search (same parameters) run for ``time_limit_s``; its bound
+    stays valid when it stops early.
 
     Returns
     -------
     BranchResult
-
-    References
-    ----------
-    .. [1] C. Barnhart et al., Operations Research 46(3):316-329, 1998.
-    .. [2] D. M. Ryan, B. A. Foster, 1981.
     """
     search = BranchAndPrice(
         wg, free, assignment, columns=columns, improve=improve, max_visits=max_visits

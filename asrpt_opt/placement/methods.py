@@ -283,7 +283,6 @@ def _ilp(
                 wg, free, columns, time_limit_s=max(0.1, left() / 4)
             ),
         )
-        search.offer(None, lower_bound_bytes=first.lower_bound_bytes)
         search.run(left(), stop=cp.done)
     finally:
         cp.stop()

@@ -185,8 +185,6 @@ class CutSearch:
         time_limit_s: float = 10.0,
     ) -> None:
         self._solver = cp_model.CpSolver()
-        self._hint = hint
-        self._lower = lower_bound_bytes
         self._result: CutSolution | None = None
         self._error: BaseException | None = None
 
@@ -218,12 +216,11 @@ class CutSearch:
             self._thread.join(0.05)
 
     def result(self) -> CutSolution:
-        """Wait for the search and return what it found (its hint, if it found nothing)."""
+        """Wait for the search and return what it found (never worse than its hint)."""
         self._thread.join()
         if self._error is not None:
             raise self._error
-        if self._result is None:
-            return CutSolution(assignment=self._hint, optimal=False, lower_bound_bytes=self._lower)
+        assert self._result is not None  # the thread either set it or raised
         return self._result
 
 
