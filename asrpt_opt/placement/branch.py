@@ -343,8 +343,14 @@ def branch_and_price(
     max_visits: int = 2_000_000,
 ) -> BranchResult:
     """Minimise the cross-server bytes exactly by branch and price: a
-    :class:`BranchAndPrice` search (same parameters) run for ``time_limit_s``; its bound
-    stays valid when it stops early.
+    :class:`BranchAndPrice` search run for ``time_limit_s``.
+
+    Parameters
+    ----------
+    wg, free, assignment, columns, improve, max_visits
+        As for :class:`BranchAndPrice`.
+    time_limit_s : float
+        The search stops after this long; its bound stays valid.
 
     Returns
     -------
