@@ -6,6 +6,9 @@ the CLI) can tell a user's mistake from a bug with one ``except`` clause.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
 __all__ = [
     "AsrptError",
     "InstanceError",
@@ -13,7 +16,12 @@ __all__ = [
     "PolicyError",
     "ScheduleError",
     "SolverError",
+    "UnknownNameError",
+    "UsageError",
+    "lookup",
 ]
+
+_V = TypeVar("_V")
 
 
 class AsrptError(Exception):
@@ -84,3 +92,61 @@ class ScheduleError(AsrptError):
 
 class SolverError(AsrptError):
     """An optimisation backend failed or is misconfigured."""
+
+
+class UsageError(AsrptError, ValueError):
+    """An argument of a call or of the command line is invalid (the CLI exits with 2)."""
+
+
+class UnknownNameError(AsrptError, ValueError):
+    """A name is not in a registry (policies, placement methods, predictors, solvers,
+    trace formats, families, speed models, executors).
+
+    Parameters
+    ----------
+    what : str
+        What kind of name, for example ``"policy"``.
+    name : str
+        The name asked for.
+    known : iterable of str
+        The valid names, listed in the message.
+    """
+
+    def __init__(self, what: str, name: object, known: Iterable[str]) -> None:
+        self.what = what
+        self.name = name
+        self.known = tuple(sorted(known))
+        super().__init__(f"unknown {what} {name!r} (known: {', '.join(self.known)})")
+
+
+def lookup(registry: Mapping[str, _V], name: str, *, what: str) -> _V:
+    """The entry ``name`` of ``registry``, or an :class:`UnknownNameError` listing the names.
+
+    Every registry of the package (a plain dict of names) is read through this function, so
+    an unknown name always raises the same exception with the same message.
+
+    Parameters
+    ----------
+    registry : mapping
+    name : str
+    what : str
+        What kind of name, for the message.
+
+    Returns
+    -------
+    object
+        ``registry[name]``.
+
+    Raises
+    ------
+    UnknownNameError
+
+    Examples
+    --------
+    >>> lookup({"a": 1}, "a", what="letter")
+    1
+    """
+    try:
+        return registry[name]
+    except (KeyError, TypeError):
+        raise UnknownNameError(what, name, registry) from None

@@ -1,5 +1,2 @@
-"""Analysis of schedules: metrics, plots and (later) competitive ratios."""
-
-from asrpt_opt.analysis.metrics import Metrics, compute_metrics
-
-__all__ = ["Metrics", "compute_metrics"]
+"""Experiments on top of the simulator and the solvers: competitive ratios, sweeps, worst-case
+search, trace replay, calibration of the speed models, and figures."""

@@ -22,108 +22,16 @@ References
 
 from __future__ import annotations
 
-import csv
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.dnn import load_model
+from asrpt_opt.speed.measured import POLLUX_MODELS, FitReport, fit_pollux, load_pollux
 from asrpt_opt.traces.gavel import gavel_throughputs
 
+# The Pollux fit lives with the speed model that uses it; it is re-exported here so that both
+# calibrations are reachable from one module.
 __all__ = ["POLLUX_MODELS", "FitReport", "fit_gavel", "fit_pollux", "load_pollux"]
-
-POLLUX_MODELS = ("bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FitReport:
-    """Errors of a fitted model on measurements.
-
-    Attributes
-    ----------
-    name : str
-    n_rows : int
-    median_error, worst_error : float
-        Relative error |predicted - measured| / measured.
-    params : dict
-        The fitted constants.
-    """
-
-    name: str
-    n_rows: int
-    median_error: float
-    worst_error: float
-    params: dict[str, float]
-
-
-def load_pollux(model: str) -> list[tuple[str, int, float, float]]:
-    """Rows of a bundled Pollux trace.
-
-    Parameters
-    ----------
-    model : str
-        One of :data:`POLLUX_MODELS`.
-
-    Returns
-    -------
-    list of (placement, local_bsz, step_time, sync_time)
-    """
-    if model not in POLLUX_MODELS:
-        raise KeyError(f"unknown Pollux model {model!r} (known: {', '.join(POLLUX_MODELS)})")
-    path = Path(str(resources.files("asrpt_opt") / "data" / "pollux" / model / "placements.csv"))
-    with path.open(encoding="utf-8") as fh:
-        return [
-            (r["placement"], int(r["local_bsz"]), float(r["step_time"]), float(r["sync_time"]))
-            for r in csv.DictReader(fh)
-        ]
-
-
-def _ring_factor(placement: str) -> tuple[float, bool]:
-    d = sum(int(c) for c in placement)
-    nodes = sum(1 for c in placement if c != "0")
-    return 2 * (d - 1) / d, nodes > 1
-
-
-def fit_pollux(model: str) -> FitReport:
-    """Fit and validate the data-parallel step-time model on one Pollux trace.
-
-    Parameters
-    ----------
-    model : str
-        One of :data:`POLLUX_MODELS`.
-
-    Returns
-    -------
-    FitReport
-    """
-    rows = load_pollux(model)
-    bsz = np.array([r[1] for r in rows], dtype=float)
-    step = np.array([r[2] for r in rows])
-    ring = np.array([_ring_factor(r[0])[0] for r in rows])
-    spread = np.array([_ring_factor(r[0])[1] for r in rows])
-    # Columns: 1, bsz, ring if one node, ring if several nodes.
-    x = np.column_stack([np.ones_like(bsz), bsz, ring * ~spread, ring * spread])
-    from scipy.optimize import nnls
-
-    # Non-negative least squares: every fitted time must be physical.
-    coef, _ = nnls(x, step)
-    pred = x @ coef
-    err = np.abs(pred - step) / step
-    return FitReport(
-        name=model,
-        n_rows=len(rows),
-        median_error=float(np.median(err)),
-        worst_error=float(err.max()),
-        params={
-            "alpha_s": float(coef[0]),
-            "beta_s_per_sample": float(coef[1]),
-            "intra_allreduce_s": float(coef[2]),
-            "inter_allreduce_s": float(coef[3]),
-        },
-    )
 
 
 def _gavel_points(job_type: str) -> tuple[float, list[tuple[int, bool, float]]]:

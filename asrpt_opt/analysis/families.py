@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from asrpt_opt.errors import UsageError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.traces.synthetic import abstract_jobs
@@ -119,11 +120,10 @@ def make_family_instance(family: str, n: int, seed: int | np.random.Generator | 
     >>> make_family_instance("single", 3, 0).cluster.servers
     (1,)
     """
-    if family not in FAMILIES:
-        raise KeyError(f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
+    build = lookup(FAMILIES, family, what="family")
     if n < 1:
-        raise ValueError("n must be >= 1")
-    inst = FAMILIES[family](n, np.random.default_rng(seed))
+        raise UsageError("n must be >= 1")
+    inst = build(n, np.random.default_rng(seed))
     seed_label = seed if isinstance(seed, int) else "rng"
     return Instance(
         name=f"{inst.name}-s{seed_label}",

@@ -1,22 +1,32 @@
-"""PNG figures: policy comparison and Gantt charts (matplotlib, no display needed)."""
+"""Figures: policy comparison, Gantt charts, worker graphs and prediction calibration.
+
+This module never selects a matplotlib backend (a notebook keeps its own); the command line
+selects the non-interactive ``Agg`` backend before it draws.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from asrpt_opt.analysis.metrics import Metrics
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.model.workers import WorkerGraph
+from asrpt_opt.prediction.evaluate import PredictionScore
+from asrpt_opt.sim.metrics import Metrics
 
-__all__ = ["gpu_lanes", "plot_comparison", "plot_gantt", "plot_worker_graph"]
+__all__ = [
+    "gpu_lanes",
+    "plot_calibration",
+    "plot_comparison",
+    "plot_gantt",
+    "plot_ratios",
+    "plot_worker_graph",
+]
 
 
 def plot_comparison(
@@ -212,3 +222,78 @@ def plot_worker_graph(
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_calibration(scores: Sequence[PredictionScore], path: str | PathLike[str]) -> None:
+    """Predicted vs true length on log axes, one panel per predictor (PNG).
+
+    Parameters
+    ----------
+    scores : sequence of PredictionScore
+    path : path-like
+    """
+    k = len(scores)
+    fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3.2), squeeze=False)
+    lo = min(float(min(s.truth.min(), s.predicted.min())) for s in scores)
+    hi = max(float(max(s.truth.max(), s.predicted.max())) for s in scores)
+    for ax, s in zip(axes[0], scores, strict=True):
+        ax.scatter(s.truth, s.predicted, s=4, alpha=0.4)
+        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{s.name}: R2(log) {s.r2_log:.2f}", fontsize=9)
+        ax.set_xlabel("true length")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("predicted length")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_ratios(
+    payloads: list[dict[str, Any]], policies: Sequence[str], out_dir: str
+) -> list[str]:
+    """Write the ratio CDF per policy and ratio vs offered load (PNG).
+
+    Unproven instances are drawn at the upper end of their interval (the pessimistic value).
+
+    Parameters
+    ----------
+    payloads : list of dict
+    policies : sequence of str
+    out_dir : str
+
+    Returns
+    -------
+    list of str
+        The files written.
+    """
+    from pathlib import Path
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name in policies:
+        r = np.sort([p["policies"][name]["ratio_hi"] for p in payloads])
+        ax.step(r, np.arange(1, r.size + 1) / r.size, where="post", label=name)
+    ax.set_xlabel("ALG / OPT (upper end of the interval when OPT is not proven)")
+    ax.set_ylabel("fraction of instances")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    cdf = out / "ratio-cdf.png"
+    fig.savefig(cdf, dpi=120)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    load = [p["load"] for p in payloads]
+    for name in policies:
+        ax.scatter(load, [p["policies"][name]["ratio_hi"] for p in payloads], s=12, label=name)
+    ax.set_xlabel("offered load")
+    ax.set_ylabel("ALG / OPT")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    vs = out / "ratio-vs-load.png"
+    fig.savefig(vs, dpi=120)
+    plt.close(fig)
+    return [str(cdf), str(vs)]

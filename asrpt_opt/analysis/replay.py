@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.analysis.metrics import Metrics
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.io import dumps_instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
+from asrpt_opt.sim.metrics import Metrics
 
 __all__ = ["ReplayReport", "plot_replay", "replay", "timeline"]
 
@@ -97,20 +97,17 @@ def replay(
     -------
     ReplayReport
     """
-    from asrpt_opt import __version__
-    from asrpt_opt.model.speed import default_speed
-    from asrpt_opt.prediction import make_predictor
+    from importlib.metadata import version
+
+    from asrpt_opt.prediction import make_predictor, seed_params
     from asrpt_opt.sim.engine import simulate
+    from asrpt_opt.speed.default import default_speed
 
-    speed: Any = default_speed(instance)
-    if not instance.is_abstract:
-        from asrpt_opt.placement.speed import ClusterSpeed
-
-        speed = ClusterSpeed(instance.cluster, method=placement)
+    speed = default_speed(instance, placement=placement)
     metrics: dict[str, Metrics] = {}
     schedules: dict[str, Schedule] = {}
     walls: dict[str, float] = {}
-    params = {"rf": {"random_state": seed}, "noisy": {"seed": seed}}.get(predictor, {})
+    params = seed_params(predictor, seed)
     for k, name in enumerate(policies):
         pred = make_predictor(predictor, **params)
         t0 = time.perf_counter()
@@ -135,7 +132,7 @@ def replay(
         "refit_every": refit_every,
         "placement": placement if not instance.is_abstract else "consolidate (abstract jobs)",
         "seed": seed,
-        "asrpt_opt": __version__,
+        "asrpt_opt": version("asrpt-opt"),
     }
     return ReplayReport(
         instance=instance,
@@ -197,7 +194,7 @@ def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]
     list of str
         The files written.
     """
-    from asrpt_opt.analysis.plots import plt
+    import matplotlib.pyplot as plt
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

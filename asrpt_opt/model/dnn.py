@@ -23,7 +23,7 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.errors import ModelError
+from asrpt_opt.errors import ModelError, UnknownNameError
 
 __all__ = ["MODELS", "DNNModel", "load_model", "parse_pipedream", "transformer"]
 
@@ -276,7 +276,7 @@ def load_model(name: str) -> DNNModel:
 
     Raises
     ------
-    ModelError
+    UnknownNameError
         For an unknown name; the message lists the known ones.
 
     Examples
@@ -290,6 +290,6 @@ def load_model(name: str) -> DNNModel:
             name, layers=layers, hidden=hidden, heads=heads, seq_len=seq, vocab=vocab
         )
     if name not in _PIPEDREAM:
-        raise ModelError(f"unknown model {name!r} (known: {', '.join(MODELS)})")
+        raise UnknownNameError("model", name, MODELS)
     path = Path(str(resources.files("asrpt_opt") / "data" / "pipedream" / f"{name}.graph.txt"))
     return parse_pipedream(path.read_text(encoding="utf-8"), name=name, source=path.name)

@@ -12,7 +12,13 @@ from asrpt_opt.model import _checks
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.job import Job
 
-__all__ = ["Instance"]
+__all__ = ["SPEED_MODELS", "Instance"]
+
+#: Values of an instance's ``speed_model`` (the top-level field of the file). ``None`` (the
+#: field absent) means the model's own rules: abstract jobs at rate 1 on one server and
+#: ``1 / spread_slowdown`` across servers, DNN jobs at their worker graph's iteration time.
+#: ``asrpt_opt.speed.SPEED_MODELS`` maps each name to its speed model.
+SPEED_MODELS = ("measured-pollux",)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -27,6 +33,9 @@ class Instance:
         The servers.
     jobs : tuple of Job
         The jobs, with unique ids; their order is the instance order that every result keeps.
+    speed_model : str, optional
+        Which speed model the jobs run at, one of :data:`SPEED_MODELS`; ``None`` (default)
+        means the model's own rules (see :data:`SPEED_MODELS`).
     provenance : mapping, optional
         Free-form notes on where the instance came from and how missing data was imputed
         (an extension of ``asrpt-instance/1``; strings, numbers or booleans).
@@ -42,10 +51,16 @@ class Instance:
     name: str
     cluster: Cluster
     jobs: tuple[Job, ...]
+    speed_model: str | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _checks.string(self.name, "name")
+        if self.speed_model is not None and self.speed_model not in SPEED_MODELS:
+            raise InstanceError(
+                f"unknown speed model {self.speed_model!r} (known: {', '.join(SPEED_MODELS)})",
+                path="speed_model",
+            )
         if not isinstance(self.cluster, Cluster):
             raise InstanceError("must be a Cluster", path="cluster")
         jobs = tuple(self.jobs)

@@ -8,6 +8,7 @@ the JSON path and the reason, for example ``tiny.json: jobs[3].gpus: 12 exceeds 
 from __future__ import annotations
 
 import json
+import logging
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,11 @@ __all__ = [
 
 FORMAT = "asrpt-instance/1"
 
-_TOP_KEYS = frozenset({"format", "name", "cluster", "jobs", "provenance"})
+logger = logging.getLogger(__name__)
+
+_LEGACY_POLLUX = "pollux-measured"
+
+_TOP_KEYS = frozenset({"format", "name", "cluster", "jobs", "speed_model", "provenance"})
 _CLUSTER_KEYS = frozenset({"servers", "intra_server_gbps", "inter_server_gbps"})
 _JOB_KEYS = frozenset(
     {
@@ -144,8 +149,26 @@ def _build(data: Any) -> Instance:
             jobs.append(_build_job(raw))
         except InstanceError as exc:
             raise exc.within(path=f"jobs[{i}]") from None
-    provenance = _checks.mapping(doc.get("provenance", {}), "provenance")
-    return Instance(name=name, cluster=cluster, jobs=tuple(jobs), provenance=provenance)
+    provenance = dict(_checks.mapping(doc.get("provenance", {}), "provenance"))
+    speed_model = doc.get("speed_model")
+    if speed_model is not None:
+        speed_model = _checks.string(speed_model, "speed_model")
+    elif provenance.get("speed_model") == _LEGACY_POLLUX:
+        # Files written by asrpt-opt 0.1.0's Pollux importer said it inside provenance.
+        logger.warning(
+            'provenance.speed_model %r is deprecated: write "speed_model": %r at top level',
+            _LEGACY_POLLUX,
+            "measured-pollux",
+        )
+        del provenance["speed_model"]
+        speed_model = "measured-pollux"
+    return Instance(
+        name=name,
+        cluster=cluster,
+        jobs=tuple(jobs),
+        speed_model=speed_model,
+        provenance=provenance,
+    )
 
 
 def _build_cluster(raw: Any) -> Cluster:
@@ -227,6 +250,8 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
             out["features"] = dict(job.features)
         jobs.append(out)
     doc: dict[str, Any] = {"format": FORMAT, "name": instance.name, "cluster": cluster}
+    if instance.speed_model is not None:
+        doc["speed_model"] = instance.speed_model
     if instance.provenance:
         doc["provenance"] = dict(instance.provenance)
     doc["jobs"] = jobs

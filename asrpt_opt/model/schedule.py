@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from asrpt_opt.model.allocation import Allocation, allocation_to_json
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.speed import Allocation, allocation_to_json
 
 __all__ = ["JobRun", "Schedule", "Segment"]
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.model.speed import Allocation
+from asrpt_opt.errors import UsageError
+from asrpt_opt.model.allocation import Allocation
 
 __all__ = ["consolidate"]
 
@@ -55,7 +56,7 @@ def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
     ((1, 2), (2, 4))
     """
     if gpus <= 0:
-        raise ValueError("gpus must be >= 1")
+        raise UsageError("gpus must be >= 1")
     # Plain Python on the list: clusters have tens of servers and this runs at every job
     # start of a simulation, where numpy's per-call overhead dominated.
     rooms = free.tolist()

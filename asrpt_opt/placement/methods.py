@@ -19,21 +19,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.errors import ModelError
-from asrpt_opt.model.speed import Allocation, allocation_to_json
-from asrpt_opt.model.workers import WorkerGraph
-from asrpt_opt.placement import _kernels
+from asrpt_opt.errors import ModelError, lookup
+from asrpt_opt.model.allocation import Allocation, allocation_to_json
 from asrpt_opt.placement.consolidate import consolidate
 
-__all__ = ["METHODS", "Certified", "PlacementResult", "counts_of", "place"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from asrpt_opt.model.workers import WorkerGraph
+
+__all__ = ["METHODS", "Certified", "PlacementResult", "counts_of", "make_method", "place"]
 
 Method = Callable[..., "NDArray[np.int64] | Certified"]
+
+
+def _kernels() -> ModuleType:
+    # The numba kernels compile (or load from numba's cache) on first use, not on import.
+    from asrpt_opt.placement import _kernels as kernels
+
+    return kernels
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,14 +181,14 @@ def _servers_and_counts(
 
 
 def _weights(wg: WorkerGraph) -> NDArray[np.float64]:
-    out: NDArray[np.float64] = _kernels.weight_matrix(wg.n_workers, wg.u, wg.v, wg.nbytes)
+    out: NDArray[np.float64] = _kernels().weight_matrix(wg.n_workers, wg.u, wg.v, wg.nbytes)
     return out
 
 
 def _greedy(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
     """Graph growing along heavy edges into the consolidated server counts."""
     servers, counts = _servers_and_counts(wg, free)
-    out: NDArray[np.int64] = _kernels.grow(_weights(wg), servers, counts)
+    out: NDArray[np.int64] = _kernels().grow(_weights(wg), servers, counts)
     return out
 
 
@@ -193,6 +203,8 @@ def _bisect(
     sub = g.subgraph(nodes)
     a, b = set(nodes[:size]), set(nodes[size:])
     if a and b:
+        import networkx as nx
+
         a, b = nx.algorithms.community.kernighan_lin_bisection(
             sub, partition=(a, b), weight="bytes", seed=int(rng.integers(2**31))
         )
@@ -211,7 +223,7 @@ def _kl(
     alloc = list(_consolidated_counts(wg, free))
     where = _bisect(wg.graph, list(range(wg.n_workers)), alloc, rng)
     start = np.array([where[w] for w in range(wg.n_workers)], dtype=np.int64)
-    out: NDArray[np.int64] = _kernels.refine(_weights(wg), free, start)
+    out: NDArray[np.int64] = _kernels().refine(_weights(wg), free, start)
     return out
 
 
@@ -223,7 +235,7 @@ def _mincut(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.in
     wins. Deterministic."""
     servers, counts = _servers_and_counts(wg, free)
     caps = np.arange(1, int(free.max()) + 1)
-    out: NDArray[np.int64] = _kernels.multistart(_weights(wg), free, servers, counts, caps)
+    out: NDArray[np.int64] = _kernels().multistart(_weights(wg), free, servers, counts, caps)
     return out
 
 
@@ -250,7 +262,7 @@ def _ilp(
     closes small jobs whose configuration LP has a wide gap (tensor-parallel groups that
     cannot all fit whole), where pair branching is slow."""
     from asrpt_opt.placement.branch import BranchAndPrice
-    from asrpt_opt.solvers.placement import CutSearch, min_cut_placement, pack_columns
+    from asrpt_opt.placement.cpsat import CutSearch, min_cut_placement, pack_columns
 
     t0 = time.perf_counter()
 
@@ -308,6 +320,27 @@ METHODS: dict[str, Method] = {
 }
 
 
+def make_method(name: str) -> Method:
+    """The placement method registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+
+    Returns
+    -------
+    callable
+        ``f(job, free, rng=..., time_limit_s=...)``, as :func:`place` calls it.
+
+    Raises
+    ------
+    UnknownNameError
+        If no method has that name; the message lists the known ones.
+    """
+    return lookup(METHODS, name, what="placement method")
+
+
 def place(
     job: WorkerGraph,
     free: Sequence[int] | NDArray[np.int64],
@@ -350,9 +383,7 @@ def place(
     if job.n_workers > int(free_arr.sum()):
         raise ModelError(f"{job.n_workers} workers do not fit in {int(free_arr.sum())} free GPUs")
     if isinstance(method, str):
-        if method not in METHODS:
-            raise ModelError(f"unknown placement method {method!r} (known: {', '.join(METHODS)})")
-        name, fn = method, METHODS[method]
+        name, fn = method, make_method(method)
     else:
         name, fn = getattr(method, "__name__", "custom"), method
     rng = np.random.default_rng(seed)

@@ -6,15 +6,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from asrpt_opt.policies.asrpt import ASRPT
-from asrpt_opt.policies.base import Policy
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
+from asrpt_opt.sim.registry import POLICIES, make_policy, register_policy
+from asrpt_opt.sim.view import Policy
 
 __all__ = [
     "ALIASES",
@@ -26,52 +25,28 @@ __all__ = [
     "SRPT",
     "SRSF",
     "SRTF",
+    "ListScheduler",
     "Policy",
     "TwoDimensionalLAS",
     "make_policy",
+    "register_policy",
 ]
 
-#: Policy names (as used by ``--policy``) and their constructors.
-POLICIES: dict[str, Callable[..., Policy]] = {
-    "a-srpt": ASRPT,
-    "fifo": FIFO,
-    "sjf": SJF,
-    "srtf": SRTF,
-    "srpt": SRPT,
-    "srsf": SRSF,
-    "2d-las": TwoDimensionalLAS,
-}
-
+# The registry lives with the simulator (which resolves names); the built-in policies join it
+# here, in the order reports list them.
+for _name, _factory in (
+    ("a-srpt", ASRPT),
+    ("fifo", FIFO),
+    ("sjf", SJF),
+    ("srtf", SRTF),
+    ("srpt", SRPT),
+    ("srsf", SRSF),
+    ("2d-las", TwoDimensionalLAS),
+):
+    register_policy(_name, _factory)
 
 #: Names that only repeat another policy under a second name (left out of comparisons).
 ALIASES: dict[str, str] = {"srpt": "srtf"}
 
 #: The distinct policies, in the order reports list them.
 PRIMARY: tuple[str, ...] = tuple(name for name in POLICIES if name not in ALIASES)
-
-
-def make_policy(name: str, **params: Any) -> Policy:
-    """Build a registered policy by name.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`POLICIES`.
-    **params
-        Keyword parameters of the policy's constructor.
-
-    Returns
-    -------
-    Policy
-
-    Raises
-    ------
-    KeyError
-        If no policy has that name; the message lists the known ones.
-    """
-    try:
-        factory = POLICIES[name]
-    except KeyError:
-        known = ", ".join(sorted(POLICIES))
-        raise KeyError(f"unknown policy {name!r} (known: {known})") from None
-    return factory(**params)

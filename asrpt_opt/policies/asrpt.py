@@ -7,7 +7,8 @@ import heapq
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.policies._list import ListScheduler
+from asrpt_opt.errors import UsageError
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
 __all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS"]
@@ -81,9 +82,9 @@ class ASRPT(ListScheduler):
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Start an empty virtual machine."""
         if self.adaptive not in ADAPTIVE_RULES:
-            raise ValueError(f"adaptive must be one of {ADAPTIVE_RULES}, got {self.adaptive!r}")
+            raise UsageError(f"adaptive must be one of {ADAPTIVE_RULES}, got {self.adaptive!r}")
         if self.finished_order not in FINISHED_ORDERS:
-            raise ValueError(
+            raise UsageError(
                 f"finished_order must be one of {FINISHED_ORDERS}, got {self.finished_order!r}"
             )
         super().reset(view, rng)

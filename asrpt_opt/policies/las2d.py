@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.policies._list import ListScheduler
+from asrpt_opt.errors import UsageError
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.sim.view import ClusterView, Start
 
 __all__ = ["TwoDimensionalLAS"]
@@ -49,7 +50,7 @@ class TwoDimensionalLAS(ListScheduler):
         """Validate the thresholds and empty the queues."""
         t = np.asarray(self.thresholds_gpu_s, dtype=np.float64)
         if t.ndim != 1 or np.any(t <= 0) or np.any(np.diff(t) <= 0):
-            raise ValueError(f"thresholds_gpu_s must be positive and increasing, got {t}")
+            raise UsageError(f"thresholds_gpu_s must be positive and increasing, got {t}")
         self._t = t
         self._rank = np.zeros(view.n_jobs)
         self._arrivals = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from asrpt_opt.policies._list import ListScheduler
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.sim.view import ClusterView
 
 __all__ = ["SJF"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.policies._list import ListScheduler
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.sim.view import ClusterView
 
 __all__ = ["SRPT", "SRSF", "SRTF"]

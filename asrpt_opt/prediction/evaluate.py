@@ -12,16 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from os import PathLike
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model.job import Job
 from asrpt_opt.prediction.oracle import true_work
 
-__all__ = ["PredictionScore", "plot_calibration", "rolling_origin"]
+__all__ = ["PredictionScore", "rolling_origin"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,9 +83,9 @@ def rolling_origin(
     from sklearn.base import clone
 
     if windows < 2:
-        raise ValueError("windows must be >= 2")
+        raise UsageError("windows must be >= 2")
     if len(jobs) < windows:
-        raise ValueError(f"need at least {windows} jobs, got {len(jobs)}")
+        raise UsageError(f"need at least {windows} jobs, got {len(jobs)}")
     order = sorted(jobs, key=lambda j: j.release_s)
     edges = np.linspace(0, len(order), windows + 1).astype(int)
     out = []
@@ -112,31 +112,3 @@ def rolling_origin(
             )
         )
     return out
-
-
-def plot_calibration(scores: Sequence[PredictionScore], path: str | PathLike[str]) -> None:
-    """Predicted vs true length on log axes, one panel per predictor (PNG).
-
-    Parameters
-    ----------
-    scores : sequence of PredictionScore
-    path : path-like
-    """
-    from asrpt_opt.analysis.plots import plt
-
-    k = len(scores)
-    fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3.2), squeeze=False)
-    lo = min(float(min(s.truth.min(), s.predicted.min())) for s in scores)
-    hi = max(float(max(s.truth.max(), s.predicted.max())) for s in scores)
-    for ax, s in zip(axes[0], scores, strict=True):
-        ax.scatter(s.truth, s.predicted, s=4, alpha=0.4)
-        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"{s.name}: R2(log) {s.r2_log:.2f}", fontsize=9)
-        ax.set_xlabel("true length")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("predicted length")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

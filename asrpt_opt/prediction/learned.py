@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import NotFittedError
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model.job import Job
 from asrpt_opt.prediction.features import (
     FEATURE_NAMES,
@@ -46,13 +47,13 @@ def _targets(history: Sequence[Job]) -> NDArray[np.float64]:
     y = np.array([true_work(j) for j in history], dtype=np.float64)
     if y.size and (not np.all(np.isfinite(y)) or np.any(y <= 0)):
         bad = int(np.flatnonzero(~np.isfinite(y) | (y <= 0))[0])
-        raise ValueError(f"job {history[bad].id!r} has a non-positive length {y[bad]!r}")
+        raise UsageError(f"job {history[bad].id!r} has a non-positive length {y[bad]!r}")
     return y
 
 
 def _check_fallback(value: float) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise ValueError(f"fallback must be a positive number, got {value!r}")
+        raise UsageError(f"fallback must be a positive number, got {value!r}")
 
 
 def _require_fitted(est: BaseEstimator, attr: str) -> None:
@@ -118,7 +119,7 @@ class RandomForestIterations(BaseEstimator):
         """
         _check_fallback(self.fallback)
         if not (isinstance(self.n_estimators, int) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+            raise UsageError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
         y = _targets(history)
         self.n_history_ = len(history)
         self.codes_ = learn_codes(history)
@@ -210,7 +211,7 @@ class HistoryMean(_PerKey):
         self
         """
         if self.statistic not in ("mean", "median"):
-            raise ValueError(f"statistic must be 'mean' or 'median', got {self.statistic!r}")
+            raise UsageError(f"statistic must be 'mean' or 'median', got {self.statistic!r}")
         groups = self._fit_groups(history)
         agg: Any = np.mean if self.statistic == "mean" else np.median
         self.table_ = {k: float(agg(v)) for k, v in groups.items()}

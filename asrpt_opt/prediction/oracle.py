@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import BaseEstimator
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model.job import Job
+from asrpt_opt.prediction._params import ParamsMixin
 
 __all__ = ["NoisyOraclePredictor", "OraclePredictor", "true_work"]
 
@@ -36,7 +37,7 @@ def true_work(job: Job) -> float:
     return float(job.iterations)
 
 
-class OraclePredictor(BaseEstimator):
+class OraclePredictor(ParamsMixin):
     """Predicts every job's true length (the clairvoyant baseline).
 
     Examples
@@ -75,7 +76,7 @@ class OraclePredictor(BaseEstimator):
         return np.array([true_work(j) for j in jobs], dtype=np.float64)
 
 
-class NoisyOraclePredictor(BaseEstimator):
+class NoisyOraclePredictor(ParamsMixin):
     """The truth times a random factor: ``bias * exp(U)``, U uniform on [-ln mu, ln mu].
 
     With ``mu = 1`` and ``bias = 1`` it is the oracle. Every prediction is within a factor
@@ -116,9 +117,9 @@ class NoisyOraclePredictor(BaseEstimator):
         self
         """
         if not self.mu >= 1:
-            raise ValueError(f"mu must be >= 1, got {self.mu!r}")
+            raise UsageError(f"mu must be >= 1, got {self.mu!r}")
         if not self.bias > 0:
-            raise ValueError(f"bias must be > 0, got {self.bias!r}")
+            raise UsageError(f"bias must be > 0, got {self.bias!r}")
         self.rng_ = np.random.default_rng(self.seed)
         self.n_history_ = len(history)
         return self

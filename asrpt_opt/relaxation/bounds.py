@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.speed import SpeedModel, default_speed
 from asrpt_opt.relaxation.srpt import preemptive_wspt, srpt
+from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
 __all__ = ["LowerBounds", "lower_bounds", "min_lengths", "virtual_sizes"]
 
@@ -42,14 +43,14 @@ def min_lengths(instance: Instance, *, speed: SpeedModel | None = None) -> NDArr
     ----------
     instance : Instance
     speed : SpeedModel, optional
-        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed`.
+        Defaults to :class:`~asrpt_opt.speed.base.AbstractSpeed`.
 
     Returns
     -------
     ndarray
         p_j per job, in instance order.
     """
-    speed = speed or default_speed(instance)
+    speed = speed or AbstractSpeed()
     cluster = instance.cluster
     return np.array(
         [speed.work(j) / speed.best_rate(j, cluster) for j in instance.jobs], dtype=np.float64
@@ -104,6 +105,17 @@ class LowerBounds:
     weighted: bool
     virtual_completion_s: NDArray[np.float64]
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``relax --json`` object (every bound, the best one and its kind)."""
+        return {
+            "srpt_area_bound_s": self.srpt_area_bound_s,
+            "release_plus_length_bound_s": self.release_plus_length_bound_s,
+            "mean_busy_time_bound_s": self.mean_busy_time_bound_s,
+            "lower_bound_s": self.lower_bound_s,
+            "lower_bound_kind": self.lower_bound_kind,
+            "weighted": self.weighted,
+        }
+
 
 def lower_bounds(instance: Instance, *, speed: SpeedModel | None = None) -> LowerBounds:
     """Compute every lower bound of ``instance`` and the best valid one.
@@ -112,7 +124,7 @@ def lower_bounds(instance: Instance, *, speed: SpeedModel | None = None) -> Lowe
     ----------
     instance : Instance
     speed : SpeedModel, optional
-        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed`.
+        Defaults to :class:`~asrpt_opt.speed.base.AbstractSpeed`.
 
     Returns
     -------

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from asrpt_opt.errors import UsageError
+
 __all__ = ["SingleMachineSchedule", "preemptive_wspt", "srpt"]
 
 
@@ -46,11 +48,11 @@ def _inputs(
     r = np.asarray(release_s, dtype=np.float64).ravel()
     p = np.asarray(size, dtype=np.float64).ravel()
     if r.shape != p.shape:
-        raise ValueError(f"release_s has {r.size} entries but size has {p.size}")
+        raise UsageError(f"release_s has {r.size} entries but size has {p.size}")
     if r.size and (not np.isfinite(r).all() or not np.isfinite(p).all()):
-        raise ValueError("release_s and size must be finite")
+        raise UsageError("release_s and size must be finite")
     if r.size and (p.min() < 0 or r.min() < 0):
-        raise ValueError("release_s and size must be >= 0")
+        raise UsageError("release_s and size must be >= 0")
     return r, p
 
 
@@ -143,7 +145,7 @@ def preemptive_wspt(
     r_arr, p_arr = _inputs(release_s, size)
     w_arr = np.asarray(weight, dtype=np.float64).ravel()
     if w_arr.shape != r_arr.shape:
-        raise ValueError("weight must have one entry per job")
+        raise UsageError("weight must have one entry per job")
     n = r_arr.size
     order = np.argsort(r_arr, kind="stable")
     r = r_arr[order].tolist()

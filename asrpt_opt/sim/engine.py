@@ -24,18 +24,19 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.analysis.metrics import Metrics, compute_metrics
-from asrpt_opt.errors import ModelError, PolicyError
+from asrpt_opt.errors import ModelError, PolicyError, UsageError
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.model.speed import Allocation, SpeedModel, default_speed
 from asrpt_opt.prediction import OraclePredictor, Predictor
+from asrpt_opt.sim.metrics import Metrics, compute_metrics
+from asrpt_opt.sim.registry import make_policy
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
     DONE,
@@ -45,10 +46,10 @@ from asrpt_opt.sim.view import (
     WAITING,
     ClusterView,
     Decision,
+    Policy,
 )
-
-if TYPE_CHECKING:
-    from asrpt_opt.policies.base import Policy
+from asrpt_opt.speed.base import SpeedModel
+from asrpt_opt.speed.default import default_speed
 
 __all__ = ["SimulationResult", "Simulator", "simulate"]
 
@@ -115,9 +116,9 @@ class Simulator:
         history: Sequence[Job] = (),
     ) -> None:
         if refit_every is not None and refit_every < 1:
-            raise ValueError(f"refit_every must be >= 1, got {refit_every!r}")
+            raise UsageError(f"refit_every must be >= 1, got {refit_every!r}")
         if not (math.isfinite(restore_overhead_s) and restore_overhead_s >= 0):
-            raise ValueError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
+            raise UsageError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
         self.instance = instance
         self.policy = policy
         self.speed = speed
@@ -455,12 +456,13 @@ def simulate(
     ----------
     instance : Instance
     policy : str or Policy
-        A registered name (see :data:`asrpt_opt.policies.POLICIES`) or a policy object.
+        A registered name (see :data:`asrpt_opt.sim.registry.POLICIES`) or a policy object.
     predictor : Predictor, optional
         Predicts each job's work at its arrival; defaults to the oracle (the truth).
     speed : SpeedModel, optional
-        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed` for abstract instances and to
-        :class:`~asrpt_opt.placement.speed.ClusterSpeed` (worker-graph iteration times, workers
+        Defaults to :func:`~asrpt_opt.speed.default.default_speed`: the instance's
+        ``speed_model``, else :class:`~asrpt_opt.speed.base.AbstractSpeed` for abstract instances
+        and :class:`~asrpt_opt.speed.cluster.ClusterSpeed` (worker-graph iteration times, workers
         arranged by min-cut) when the instance has DNN jobs.
     restore_overhead_s : float
         Seconds a resumed job holds its GPUs before making progress again.
@@ -495,14 +497,10 @@ def simulate(
     >>> simulate(inst, "srtf").metrics.total_weighted_completion_s
     12.0
     """
-    # Imported here: the policies import the simulator's view, so the registry cannot be
-    # imported while this module loads.
-    from asrpt_opt.policies import make_policy
-
     rng = np.random.default_rng(seed)
     pol = make_policy(policy, **policy_params) if isinstance(policy, str) else policy
     if not isinstance(policy, str) and policy_params:
-        raise TypeError("policy parameters are only accepted with a policy name")
+        raise UsageError("policy parameters are only accepted with a policy name")
     speed = speed or default_speed(instance)
     if predictor is None:
         predictor = OraclePredictor()

@@ -14,7 +14,7 @@ import numpy as np
 from asrpt_opt.errors import ScheduleError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
-from asrpt_opt.model.speed import SpeedModel, default_speed
+from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
 __all__ = ["validate_schedule"]
 
@@ -40,7 +40,7 @@ def validate_schedule(
     instance : Instance
     schedule : Schedule
     speed : SpeedModel, optional
-        Defaults to :class:`~asrpt_opt.model.speed.AbstractSpeed`.
+        Defaults to :class:`~asrpt_opt.speed.base.AbstractSpeed`.
     rtol : float
         Relative tolerance for floating-point comparisons.
 
@@ -49,7 +49,7 @@ def validate_schedule(
     ScheduleError
         Naming the job (or server), the instant and the violated rule.
     """
-    speed = speed or default_speed(instance)
+    speed = speed or AbstractSpeed()
     cluster = instance.cluster
     if len(schedule.runs) != instance.n_jobs:
         raise ScheduleError(

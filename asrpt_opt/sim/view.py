@@ -1,15 +1,16 @@
-"""What a policy sees of the simulation (read-only) and what it may answer."""
+"""The policy's side of the simulator: what a policy sees (read-only), what it may answer,
+and the :class:`Policy` protocol every scheduling policy follows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.cluster import Cluster
-from asrpt_opt.model.speed import Allocation
 
 if TYPE_CHECKING:
     from asrpt_opt.sim.engine import Simulator
@@ -22,6 +23,7 @@ __all__ = [
     "WAITING",
     "ClusterView",
     "Decision",
+    "Policy",
     "Start",
 ]
 
@@ -160,3 +162,27 @@ class ClusterView:
         """Current rate (work units per second) of each running job."""
         slots, _ = self._sim.running_slots()
         return self._sim.slot_rate[slots]
+
+
+class Policy(Protocol):
+    """An online scheduling policy.
+
+    The simulator calls :meth:`reset` once, :meth:`on_arrival` and :meth:`on_completion` as
+    jobs come and go, and :meth:`decide` once per instant at which something happened. The
+    policy reads the read-only :class:`ClusterView` and answers with a :class:`Decision`; the
+    simulator validates and applies it.
+    """
+
+    name: str
+
+    def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
+        """Forget any previous run and prepare for a new one."""
+
+    def on_arrival(self, job: int, view: ClusterView) -> None:
+        """``job`` has been released (its prediction is in ``view.predicted_work``)."""
+
+    def on_completion(self, job: int, view: ClusterView) -> None:
+        """``job`` has finished."""
+
+    def decide(self, view: ClusterView) -> Decision:
+        """Return the preemptions and starts to apply now."""

@@ -17,43 +17,26 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
-from asrpt_opt.errors import SolverError
+from asrpt_opt.errors import SolverError, UnknownNameError
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.model.speed import AbstractSpeed, Allocation, PooledSpeed, SpeedModel
+from asrpt_opt.solvers.result import Runs
+from asrpt_opt.speed.default import CLUSTER_MODELS
 
 __all__ = [
-    "PLACEMENTS",
     "Discrete",
     "InfeasibleInstance",
     "discretise",
     "list_schedule",
-    "speed_for",
 ]
 
 
 class InfeasibleInstance(SolverError):
-    """No schedule exists under the requested placement."""
+    """No schedule exists under the requested cluster model."""
 
 
 _MAX_SLOTS = 100_000
-
-#: How the offline models may place a job's GPUs.
-PLACEMENTS = ("pooled", "server-local", "spread")
-
-
-def speed_for(placement: str) -> SpeedModel:
-    """The speed model under which a schedule of ``placement`` is validated.
-
-    Parameters
-    ----------
-    placement : str
-
-    Returns
-    -------
-    SpeedModel
-    """
-    return PooledSpeed() if placement == "pooled" else AbstractSpeed()
 
 
 def _unit(values: list[float]) -> Fraction:
@@ -80,7 +63,7 @@ class Discrete:
     """An instance on integer time (unit ``unit_s`` seconds)."""
 
     instance: Instance
-    placement: str
+    cluster_model: str
     unit_s: float
     release: list[int]
     dur: list[int]
@@ -106,6 +89,29 @@ class Discrete:
         """No job of an optimal schedule ends later than this."""
         return max(self.deadline)
 
+    def identical_groups(self) -> list[list[int]]:
+        """Groups (of two or more) of interchangeable jobs: same release, durations, width and
+        weight. Any schedule can be relabelled so that within a group the lower index starts
+        no later, so both backends order them (symmetry breaking)."""
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for j in range(self.n):
+            key = (self.release[j], self.dur[j], self.spread_dur[j], self.gpus[j], self.weight[j])
+            groups.setdefault(key, []).append(j)
+        return [g for g in groups.values() if len(g) > 1]
+
+    def pieces(
+        self, chosen: list[tuple[int, int, int, int]]
+    ) -> list[list[tuple[int, int, Allocation]]]:
+        """Per job, its pieces with concrete GPUs, from ``(job, server, start, end)`` choices in
+        time units; server -1 means the pooled cluster, whose pieces get servers here."""
+        out: Runs = [[] for _ in range(self.n)]
+        pooled = [(a, b, j, self.gpus[j]) for j, s, a, b in chosen if s == -1]
+        given = assign_servers(self.caps, pooled) if pooled else {}
+        for j, s, a, b in chosen:
+            alloc = given[(j, a)] if s == -1 else ((s, self.gpus[j]),)
+            out[j].append((a, b, alloc))
+        return out
+
     def local_ok(self, j: int, s: int, *, symmetry: bool = True) -> bool:
         """Whether job ``j`` may run on server ``s`` alone.
 
@@ -119,14 +125,14 @@ class Discrete:
 
 
 def discretise(
-    instance: Instance, placement: str, *, preemptive: bool, upper_bound_s: float | None = None
+    instance: Instance, cluster_model: str, *, preemptive: bool, upper_bound_s: float | None = None
 ) -> Discrete:
     """Scale an abstract instance to integer time and derive deadlines.
 
     Parameters
     ----------
     instance : Instance
-    placement : {"pooled", "server-local", "spread"}
+    cluster_model : {"pooled", "server-local", "spread"}
     preemptive : bool
     upper_bound_s : float, optional
         The value of a known feasible schedule of the model; deadlines come from the better
@@ -141,14 +147,14 @@ def discretise(
     SolverError
         For DNN jobs, data off any rational grid, or a job no placement can hold.
     """
-    if placement not in PLACEMENTS:
-        raise SolverError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
+    if cluster_model not in CLUSTER_MODELS:
+        raise UnknownNameError("cluster model", cluster_model, CLUSTER_MODELS)
     if not instance.is_abstract:
         raise SolverError("the exact offline models handle abstract jobs (duration_s) only")
     jobs = instance.jobs
     caps = list(instance.cluster.servers)
     raw = [j.release_s for j in jobs] + [float(j.duration_s or 0) for j in jobs]
-    if placement == "spread":
+    if cluster_model == "spread":
         raw += [float(j.duration_s or 0) * j.spread_slowdown for j in jobs]
     unit = _unit(raw)
     scale = 1 / unit
@@ -164,23 +170,23 @@ def discretise(
         )
     release = ints([j.release_s for j in jobs])
     dur = ints([float(j.duration_s or 0) for j in jobs])
-    if placement == "spread":
+    if cluster_model == "spread":
         spread = ints([float(j.duration_s or 0) * j.spread_slowdown for j in jobs])
     else:
         spread = list(dur)
     gpus = [j.gpus for j in jobs]
     for k, j in enumerate(jobs):
-        if placement == "server-local" and j.gpus > max(caps):
+        if cluster_model == "server-local" and j.gpus > max(caps):
             raise InfeasibleInstance(
                 f"job {j.id!r} needs {j.gpus} GPUs, more than any server has; "
                 "server-local placement is infeasible"
             )
-        if placement == "spread" and j.gpus > max(caps) and spread[k] < dur[k]:
+        if cluster_model == "spread" and j.gpus > max(caps) and spread[k] < dur[k]:
             raise SolverError(f"job {j.id!r}: spread duration below its duration")
     weight = [j.weight for j in jobs]
     trivial = Discrete(
         instance=instance,
-        placement=placement,
+        cluster_model=cluster_model,
         unit_s=float(unit),
         release=release,
         dur=dur,
@@ -258,7 +264,7 @@ def list_schedule(
     for k in order:
         q, r = data.gpus[k], data.release[k]
         options: list[tuple[int, int, Allocation]] = []
-        if data.placement == "pooled":
+        if data.cluster_model == "pooled":
             # GPUs of the pool are interchangeable: servers are assigned afterwards.
             t = _earliest(pool, r, data.dur[k], q)
             pool[t : t + data.dur[k]] -= q
@@ -269,7 +275,7 @@ def list_schedule(
                 if q <= data.caps[s]:
                     t = _earliest(free[s], r, data.dur[k], q)
                     options.append((t, data.dur[k], ((s, q),)))
-            if data.placement == "spread":
+            if data.cluster_model == "spread":
                 p = data.spread_dur[k]
                 t = _earliest(free.sum(axis=0), r, p, q)
                 while True:

@@ -2,7 +2,7 @@
 
 Non-preemptive: an interval per job, and per server an optional interval of the job there
 (presence literals choose the server); a cumulative constraint per server (or one for the
-pooled cluster). With ``placement="spread"`` a job may instead take a *spread* interval of
+pooled cluster). With ``cluster_model="spread"`` a job may instead take a *spread* interval of
 length ``ceil(p_j * spread_slowdown)`` whose GPUs are split over servers by integer demand
 variables that stay fixed while it runs. Preemptive: a boolean per job, server and unit slot,
 as in the time-indexed MILP.
@@ -23,8 +23,9 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from asrpt_opt.model.speed import Allocation
-from asrpt_opt.solvers._data import Discrete, assign_servers
+from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.solvers._data import Discrete
+from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
 
 __all__ = ["CPSATModel"]
 
@@ -73,7 +74,7 @@ class CPSATModel:
             start = m.new_int_var(lo, hi, f"start_{j}")
             end = m.new_int_var(lo, hi, f"end_{j}")
             modes: list[tuple[str, int, Any, Any]] = []
-            if d.placement == "pooled":
+            if d.cluster_model == "pooled":
                 iv = m.new_interval_var(start, d.dur[j], end, f"run_{j}")
                 modes.append(("pool", -1, None, iv))
             else:
@@ -82,7 +83,7 @@ class CPSATModel:
                         lit = m.new_bool_var(f"on_{j}_{s}")
                         iv = m.new_optional_interval_var(start, d.dur[j], end, lit, f"run_{j}_{s}")
                         modes.append(("local", s, lit, iv))
-                if d.placement == "spread":
+                if d.cluster_model == "spread":
                     lit = m.new_bool_var(f"spread_{j}")
                     size = d.spread_dur[j]
                     iv = m.new_optional_interval_var(start, size, end, lit, f"spread_{j}")
@@ -118,12 +119,7 @@ class CPSATModel:
             self.model.add_cumulative([iv for iv, _ in items], [q for _, q in items], cap)
 
     def _identical_jobs_in_order(self) -> None:
-        d = self.data
-        groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-        for j in range(d.n):
-            key = (d.release[j], d.dur[j], d.spread_dur[j], d.gpus[j], d.weight[j])
-            groups[key].append(j)
-        for members in groups.values():
+        for members in self.data.identical_groups():
             for a, b in itertools.pairwise(members):
                 self.model.add(self.start[a] <= self.start[b])
 
@@ -151,7 +147,7 @@ class CPSATModel:
             end = m.new_int_var(d.release[j] + d.dur[j], d.deadline[j], f"end_{j}")
             pools = (
                 [-1]
-                if d.placement == "pooled"
+                if d.cluster_model == "pooled"
                 else [s for s in range(len(d.caps)) if d.local_ok(j, s, symmetry=False)]
             )
             mine = []
@@ -192,14 +188,21 @@ class CPSATModel:
 
     def solve(
         self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
-    ) -> dict[str, Any]:
+    ) -> BackendOutcome:
         """Solve and report what CP-SAT proved.
+
+        Parameters
+        ----------
+        time_limit_s : float
+        threads : int
+        gap : float
+            Relative gap at which to stop (0 proves optimality).
+        seed : int
 
         Returns
         -------
-        dict
-            ``status``, ``bound`` (best objective bound, in weighted time units), ``runs``,
-            ``wall_s``.
+        BackendOutcome
+            The bound is CP-SAT's best objective bound, in weighted time units.
         """
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = float(time_limit_s)
@@ -210,52 +213,38 @@ class CPSATModel:
         code = solver.solve(self.model)
         wall = time.perf_counter() - t0
         bound = solver.best_objective_bound / self.weight_scale
-        if code == cp_model.OPTIMAL:
-            status = "optimal"
-        elif code == cp_model.FEASIBLE:
-            status = "feasible"
-        elif code == cp_model.INFEASIBLE:
-            status = "infeasible"
-        elif code == cp_model.MODEL_INVALID:
-            status = "error"
-        else:
-            status = "time_limit_no_solution"
+        statuses = {
+            cp_model.OPTIMAL: SolveStatus.OPTIMAL,
+            cp_model.FEASIBLE: SolveStatus.FEASIBLE,
+            cp_model.INFEASIBLE: SolveStatus.INFEASIBLE,
+            cp_model.MODEL_INVALID: SolveStatus.ERROR,
+        }
+        status = statuses.get(code, SolveStatus.TIME_LIMIT_NO_SOLUTION)
         runs = self._extract(solver) if code in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
-        return {"status": status, "bound": bound, "runs": runs, "wall_s": wall}
+        return BackendOutcome(status=status, bound_units=bound, runs=runs, wall_s=wall)
 
-    def _extract(self, solver: cp_model.CpSolver) -> list[list[tuple[int, int, Allocation]]]:
+    def _extract(self, solver: cp_model.CpSolver) -> Runs:
         d = self.data
-        pieces: list[list[tuple[int, int, Allocation]]] = [[] for _ in range(d.n)]
         if self.preemptive:
-            chosen = [(j, s, t) for (j, s, t), b in self.run.items() if solver.value(b)]
-            if d.placement == "pooled":
-                raw = [(t, t + 1, j, d.gpus[j]) for j, _, t in chosen]
-                alloc = assign_servers(d.caps, raw)
-                for t, end, j, _ in raw:
-                    pieces[j].append((t, end, alloc[(j, t)]))
-            else:
-                for j, s, t in chosen:
-                    pieces[j].append((t, t + 1, ((s, d.gpus[j]),)))
-            return pieces
-        pooled_raw = []
+            chosen = [(j, s, t, t + 1) for (j, s, t), b in self.run.items() if solver.value(b)]
+            return d.pieces(chosen)
+        chosen = []
+        spread: list[tuple[int, int, int, Allocation]] = []
         for j in range(d.n):
             t = solver.value(self.start[j])
             for kind, s, lit, _ in self.modes[j]:
                 if lit is not None and not solver.value(lit):
                     continue
-                if kind == "pool":
-                    pooled_raw.append((t, t + d.dur[j], j, d.gpus[j]))
-                elif kind == "local":
-                    pieces[j].append((t, t + d.dur[j], ((s, d.gpus[j]),)))
-                else:
+                if kind == "spread":
                     split = tuple(
                         (srv, int(solver.value(v)))
                         for srv, v in enumerate(self.split[j])
                         if solver.value(v) > 0
                     )
-                    pieces[j].append((t, t + d.spread_dur[j], split))
-        if pooled_raw:
-            alloc = assign_servers(d.caps, pooled_raw)
-            for t, end, j, _ in pooled_raw:
-                pieces[j].append((t, end, alloc[(j, t)]))
+                    spread.append((j, t, t + d.spread_dur[j], split))
+                else:
+                    chosen.append((j, s, t, t + d.dur[j]))
+        pieces = d.pieces(chosen)
+        for j, a, b, split in spread:
+            pieces[j].append((a, b, split))
         return pieces

@@ -21,13 +21,12 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any
 
 import pulp
 
 from asrpt_opt.errors import SolverError
-from asrpt_opt.model.speed import Allocation
-from asrpt_opt.solvers._data import Discrete, assign_servers
+from asrpt_opt.solvers._data import Discrete
+from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
 
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
 
@@ -44,9 +43,9 @@ class TimeIndexedMILP:
     """
 
     def __init__(self, data: Discrete, *, preemptive: bool, relax: bool = False) -> None:
-        if data.placement == "spread":
+        if data.cluster_model == "spread":
             raise SolverError(
-                "spread placement (variable per-server split) is modelled by the cpsat "
+                "the spread cluster model (variable per-server split) is modelled by the cpsat "
                 "backend only; use --backend cpsat or portfolio"
             )
         self.data = data
@@ -67,7 +66,7 @@ class TimeIndexedMILP:
     # ------------------------------------------------------------------ variables
     def _pools(self, j: int) -> list[int]:
         d = self.data
-        if d.placement == "pooled":
+        if d.cluster_model == "pooled":
             return [-1]
         return [s for s in range(len(d.caps)) if d.local_ok(j, s, symmetry=not self.preemptive)]
 
@@ -103,12 +102,7 @@ class TimeIndexedMILP:
             self.prob += pulp.lpSum(by_job[j]) == 1, f"start_once_{j}"
 
     def _identical_jobs_in_order(self) -> None:
-        # Identical jobs are interchangeable: let the lower index start no later.
-        d = self.data
-        groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-        for j in range(d.n):
-            groups[(d.release[j], d.dur[j], d.gpus[j], d.weight[j])].append(j)
-        for members in groups.values():
+        for members in self.data.identical_groups():
             for a, b in itertools.pairwise(members):
                 start_a = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == a)
                 start_b = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == b)
@@ -179,14 +173,22 @@ class TimeIndexedMILP:
     # ------------------------------------------------------------------ solve
     def solve(
         self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
-    ) -> dict[str, Any]:
+    ) -> BackendOutcome:
         """Solve and report what HiGHS proved.
+
+        Parameters
+        ----------
+        time_limit_s : float
+        threads : int
+        gap : float
+            Relative gap at which to stop (0 proves optimality).
+        seed : int
 
         Returns
         -------
-        dict
-            ``status`` (PuLP's ``sol_status`` mapped honestly), ``bound`` (HiGHS' dual bound
-            in time units), ``runs`` (per-job pieces, or None), ``wall_s``.
+        BackendOutcome
+            The status is PuLP's ``sol_status`` mapped honestly; the bound is HiGHS' dual
+            bound in time units.
         """
         solver = pulp.HiGHS(
             msg=False,
@@ -215,30 +217,23 @@ class TimeIndexedMILP:
                 bound = dual
         has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
         if self.prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible:
-            status = "infeasible"
+            status = SolveStatus.INFEASIBLE
         elif not has_solution:
-            status = "time_limit_no_solution"
+            status = SolveStatus.TIME_LIMIT_NO_SOLUTION
         elif sol == pulp.LpSolutionOptimal:
-            status = "optimal"
+            status = SolveStatus.OPTIMAL
         else:
-            status = "feasible"
+            status = SolveStatus.FEASIBLE
         runs = self._extract() if has_solution and not self.relax else None
-        return {"status": status, "bound": bound, "runs": runs, "wall_s": wall}
+        return BackendOutcome(status=status, bound_units=bound, runs=runs, wall_s=wall)
 
-    def _extract(self) -> list[list[tuple[int, int, Allocation]]]:
+    def _extract(self) -> Runs:
         d = self.data
-        chosen = [(j, s, t) for (j, s, t), v in self.x.items() if (v.varValue or 0) > 0.5]
-        pieces: list[list[tuple[int, int, Allocation]]] = [[] for _ in range(d.n)]
         length = (lambda j: 1) if self.preemptive else (lambda j: d.dur[j])
-        if d.placement == "pooled":
-            raw = [(t, t + length(j), j, d.gpus[j]) for j, _, t in chosen]
-            alloc = assign_servers(d.caps, raw)
-            for t, end, j, _ in raw:
-                pieces[j].append((t, end, alloc[(j, t)]))
-        else:
-            for j, s, t in chosen:
-                pieces[j].append((t, t + length(j), ((s, d.gpus[j]),)))
-        return pieces
+        chosen = [
+            (j, s, t, t + length(j)) for (j, s, t), v in self.x.items() if (v.varValue or 0) > 0.5
+        ]
+        return d.pieces(chosen)
 
 
 def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30.0) -> float:
@@ -261,10 +256,10 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
     float
         The bound, or -inf when the LP was not solved to optimality.
     """
-    pooled = replace(data, placement="pooled")
+    pooled = replace(data, cluster_model="pooled")
     if not preemptive:
         model = TimeIndexedMILP(pooled, preemptive=False, relax=True)
-        return float(model.solve(time_limit_s=time_limit_s)["bound"])
+        return float(model.solve(time_limit_s=time_limit_s).bound_units)
     prob = pulp.LpProblem("preemptive_lp_bound", pulp.LpMinimize)
     y = {
         (j, t): prob.add_variable(f"y_{j}_{t}", 0, 1)

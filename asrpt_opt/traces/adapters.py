@@ -34,7 +34,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from asrpt_opt.errors import InstanceError
+from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
@@ -425,8 +425,7 @@ def trace_instance(
     -------
     Instance
     """
-    if fmt not in FORMATS:
-        raise InstanceError(f"unknown trace format {fmt!r} (known: {', '.join(FORMATS)})")
+    lookup(FORMATS, fmt, what="trace format")
     skipped: Counter[str] = Counter()
     jobs = sorted(
         FORMATS[fmt](source, errors=errors, skipped=skipped), key=lambda j: (j.submit_s, j.line)
@@ -506,7 +505,7 @@ def map_models(
     """
     from asrpt_opt.model.dnn import MODELS
     from asrpt_opt.model.job import Parallelism
-    from asrpt_opt.placement.speed import ClusterSpeed
+    from asrpt_opt.speed.cluster import ClusterSpeed
 
     for trace_name, model in mapping.items():
         if model not in MODELS:

@@ -32,7 +32,6 @@ from asrpt_opt.traces._rows import read_rows
 __all__ = [
     "GPU_HOUR_BUCKETS",
     "PolluxJob",
-    "PolluxSpeed",
     "pollux_instance",
     "read_pollux_workload",
 ]
@@ -179,90 +178,11 @@ def pollux_instance(
         name=f"pollux-workload-{label}",
         cluster=Cluster(servers=servers),
         jobs=tuple(jobs),
+        speed_model="measured-pollux",
         provenance={
             "source": "Pollux osdi21-artifact simulator/workloads (Apache-2.0)",
             "imputed": "duration_s = log-uniform GPU-hours in the application's bucket / replicas",
             "seed": str(seed),
             "rows_skipped": len(errors) if errors is not None else 0,
-            "speed_model": "pollux-measured",
         },
     )
-
-
-class PolluxSpeed:
-    """Job speed from Pollux's measured step times per GPU layout (4 GPUs per node).
-
-    An abstract job of application ``features["model"]`` with global batch
-    ``features["batch_size"]`` runs at rate ``step(best) / step(allocation)`` (its
-    ``duration_s`` is its length on the best layout: as few nodes as possible). ``step`` is the
-    measured step time for the allocation's per-node GPU counts (sorted, as Pollux lists
-    layouts) at the measured local batch size nearest to ``batch_size / gpus``; layouts Pollux
-    did not measure (more than 4 nodes or 4 GPUs per node) use the data-parallel model fitted
-    to that application's measurements (:func:`asrpt_opt.analysis.calibration.fit_pollux`).
-
-    Parameters
-    ----------
-    gpus_per_node : int
-        Pollux's testbed had 4.
-    """
-
-    def __init__(self, gpus_per_node: int = 4) -> None:
-        self.gpus_per_node = gpus_per_node
-        self._tables: dict[str, dict[tuple[str, int], float]] = {}
-        self._fits: dict[str, dict[str, float]] = {}
-        self._cache: dict[tuple[str, int, tuple[int, ...]], float] = {}
-
-    def _app(self, job: Job) -> tuple[str, int]:
-        app = str(job.features.get("model", ""))
-        if app not in GPU_HOUR_BUCKETS:
-            raise InstanceError(f"job {job.id!r}: no Pollux measurements for model {app!r}")
-        batch = int(job.features.get("batch_size", job.gpus))
-        return app, batch
-
-    def _step(self, app: str, batch: int, counts: tuple[int, ...]) -> float:
-        key = (app, batch, counts)
-        if key in self._cache:
-            return self._cache[key]
-        from asrpt_opt.analysis.calibration import fit_pollux, load_pollux
-
-        if app not in self._tables:
-            table: dict[tuple[str, int], float] = {}
-            for placement, bsz, step, _ in load_pollux(app):
-                table[(placement, bsz)] = step
-            self._tables[app] = table
-            self._fits[app] = fit_pollux(app).params
-        gpus = sum(counts)
-        local = batch / gpus
-        layout = "".join(str(c) for c in sorted(counts))
-        measured = {b: t for (p, b), t in self._tables[app].items() if p == layout}
-        if measured:
-            nearest = min(measured, key=lambda b: (abs(b - local), b))
-            step = measured[nearest]
-        else:
-            fit = self._fits[app]
-            ring = 2 * (gpus - 1) / gpus
-            sync = fit["inter_allreduce_s"] if len(counts) > 1 else fit["intra_allreduce_s"]
-            step = fit["alpha_s"] + fit["beta_s_per_sample"] * local + ring * sync
-        self._cache[key] = step
-        return step
-
-    def _best(self, gpus: int) -> tuple[int, ...]:
-        full, rest = divmod(gpus, self.gpus_per_node)
-        return tuple([self.gpus_per_node] * full + ([rest] if rest else []))
-
-    def work(self, job: Job) -> float:
-        """``duration_s``: the job's length on its best layout."""
-        if job.duration_s is None:
-            raise InstanceError(f"job {job.id!r}: Pollux speeds apply to abstract jobs")
-        return job.duration_s
-
-    def rate(self, job: Job, allocation: tuple[tuple[int, int], ...]) -> float:
-        """Step time on the best layout over the step time on ``allocation``."""
-        app, batch = self._app(job)
-        counts = tuple(sorted(c for _, c in allocation))
-        return self._step(app, batch, self._best(job.gpus)) / self._step(app, batch, counts)
-
-    def best_rate(self, job: Job, cluster: Cluster) -> float:
-        """1: ``duration_s`` is the length on the best layout."""
-        self._app(job)
-        return 1.0

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
@@ -103,9 +104,9 @@ def philly_like(
        workloads", USENIX ATC 2019.
     """
     if n_jobs < 1:
-        raise ValueError("n_jobs must be >= 1")
+        raise UsageError("n_jobs must be >= 1")
     if not load > 0:
-        raise ValueError("load must be > 0")
+        raise UsageError("load must be > 0")
     rng = np.random.default_rng(seed)
     cluster = Cluster(servers=tuple(servers))
     m = cluster.total_gpus
@@ -165,9 +166,9 @@ def recurring_jobs(
     Instance
     """
     if n_jobs < 1 or n_groups < 1:
-        raise ValueError("n_jobs and n_groups must be >= 1")
+        raise UsageError("n_jobs and n_groups must be >= 1")
     if not zipf_a > 1:
-        raise ValueError("zipf_a must be > 1")
+        raise UsageError("zipf_a must be > 1")
     rng = np.random.default_rng(seed)
     cluster = Cluster(servers=tuple(servers))
     m = cluster.total_gpus

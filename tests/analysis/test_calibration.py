@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from asrpt_opt.analysis.calibration import POLLUX_MODELS, fit_gavel, fit_pollux, load_pollux
+from asrpt_opt.errors import UnknownNameError
 
 
 @pytest.mark.parametrize("model", POLLUX_MODELS)
@@ -22,7 +23,7 @@ def test_pollux_rows_parse():
     placement, bsz, step, sync = load_pollux("imagenet")[0]
     assert (placement, bsz) == ("1", 20)
     assert step > sync > 0
-    with pytest.raises(KeyError, match="known"):
+    with pytest.raises(UnknownNameError, match="known"):
         load_pollux("mnist")
 
 

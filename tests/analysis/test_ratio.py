@@ -14,15 +14,10 @@ import numpy as np
 import pytest
 
 from asrpt_opt.analysis.families import FAMILIES, make_family_instance
-from asrpt_opt.analysis.ratio import (
-    RatioConfig,
-    ResultStore,
-    fit_ab,
-    instance_ratio,
-    run_sweep,
-    summarise,
-    worst_case,
-)
+from asrpt_opt.analysis.ratio import RatioEstimate, fit_ab, instance_ratio, summarise
+from asrpt_opt.analysis.sweep import RatioConfig, ResultStore, run_sweep
+from asrpt_opt.analysis.worst_case import worst_case
+from asrpt_opt.errors import UnknownNameError
 from asrpt_opt.model import dumps_instance
 
 CONFIG = RatioConfig(family="single", n=5, policies=("srpt", "fifo"), time_limit_s=10)
@@ -32,22 +27,19 @@ def test_fit_ab_hand_computed():
     # C = (4, 6), C~ = (2, 5), p = (2, 1): min a + b with 2a + 2b >= 4 and 5a + b >= 6 is
     # a = 1, b = 1; b = 0 needs a = 2; a = 1 needs b = max(1, 1) = 1.
     fit = fit_ab([4, 6], [2, 5], [2, 1])
-    assert fit["a"] + fit["b"] == pytest.approx(2.0)
-    assert fit["a_when_b0"] == pytest.approx(2.0)
-    assert fit["b_when_a1"] == pytest.approx(1.0)
+    assert fit.a + fit.b == pytest.approx(2.0)
+    assert fit.a_when_b0 == pytest.approx(2.0)
+    assert fit.b_when_a1 == pytest.approx(1.0)
 
 
 def test_instance_ratio_interval():
-    assert instance_ratio(12, 10, 10, True) == {
-        "ratio": 1.2,
-        "ratio_lo": 1.2,
-        "ratio_hi": 1.2,
-        "proven": True,
-    }
+    assert instance_ratio(12, 10, 10, True) == RatioEstimate(
+        ratio=1.2, ratio_lo=1.2, ratio_hi=1.2, proven=True
+    )
     out = instance_ratio(12, 10, 8, False)
-    assert out["ratio"] is None
-    assert out["ratio_lo"] == pytest.approx(1.2)
-    assert out["ratio_hi"] == pytest.approx(1.5)
+    assert out.ratio is None
+    assert out.ratio_lo == pytest.approx(1.2)
+    assert out.ratio_hi == pytest.approx(1.5)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -59,7 +51,7 @@ def test_families_are_seeded_integral_and_distinct(family):
         assert float(job.release_s).is_integer()
         assert float(job.duration_s).is_integer()
         assert job.spread_slowdown == 1.0
-    with pytest.raises(KeyError, match="known"):
+    with pytest.raises(UnknownNameError, match="known"):
         make_family_instance("nope", 3, 0)
 
 
@@ -67,10 +59,10 @@ def test_srpt_is_optimal_on_the_single_family():
     store = ResultStore()
     payloads = run_sweep(CONFIG, range(6), store=store)
     summary = summarise(payloads, CONFIG.policies)
-    assert summary["srpt"]["proven"] == 6
-    assert summary["srpt"]["ratio_max"] == pytest.approx(1.0)
-    assert summary["fifo"]["ratio_max"] >= 1.0
-    assert summary["srpt"]["fit"]["b_when_a1"] >= 0
+    assert summary["srpt"].proven == 6
+    assert summary["srpt"].ratio_max == pytest.approx(1.0)
+    assert summary["fifo"].ratio_max >= 1.0
+    assert summary["srpt"].fit.b_when_a1 >= 0
 
 
 def test_store_resumes_without_redoing(tmp_path):
@@ -135,7 +127,7 @@ def test_dask_local_cluster_on_loopback():
             CONFIG,
             range(4),
             store=ResultStore(),
-            backend="dask",
+            executor="dask",
             scheduler=cluster.scheduler_address,
         )
     serial = run_sweep(CONFIG, range(4), store=ResultStore())

@@ -13,7 +13,7 @@ from asrpt_opt.model.job import Parallelism
 from asrpt_opt.model.workers import worker_graph
 from asrpt_opt.placement import place
 from asrpt_opt.placement.bound import configuration_bound, integer_weights
-from asrpt_opt.solvers.placement import min_cut_placement
+from asrpt_opt.placement.cpsat import min_cut_placement
 
 
 def test_ring_of_four_on_two_pairs():

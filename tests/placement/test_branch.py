@@ -16,7 +16,7 @@ from asrpt_opt.model.workers import worker_graph
 from asrpt_opt.placement import _kernels, place
 from asrpt_opt.placement.bound import configuration_bound
 from asrpt_opt.placement.branch import BranchAndPrice, branch_and_price
-from asrpt_opt.solvers.placement import min_cut_placement
+from asrpt_opt.placement.cpsat import min_cut_placement
 
 
 def _csr(n, edges):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asrpt_opt.errors import InstanceError, ModelError
+from asrpt_opt.errors import InstanceError, ModelError, UnknownNameError
 from asrpt_opt.model import Job, Parallelism, load_instance
 from asrpt_opt.model.dnn import MODELS, load_model, parse_pipedream, transformer
 from asrpt_opt.model.workers import balanced_stages, worker_graph
@@ -161,7 +161,7 @@ def test_custom_method_is_validated():
 
     with pytest.raises(ModelError, match="which has 2 free"):
         place(wg, [2, 2], method=everything_on_zero, intra_gbps=1, inter_gbps=1)
-    with pytest.raises(ModelError, match="unknown placement method"):
+    with pytest.raises(UnknownNameError, match="unknown placement method"):
         place(wg, [4], method="magic", intra_gbps=1, inter_gbps=1)
 
 

@@ -9,6 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
+from asrpt_opt.errors import UnknownNameError
 from asrpt_opt.model import Job
 from asrpt_opt.prediction import PREDICTORS, RandomForestIterations, make_predictor
 from asrpt_opt.prediction.evaluate import rolling_origin
@@ -153,7 +154,7 @@ def test_rolling_origin_scores():
 
 def test_registry():
     assert set(PREDICTORS) >= {"rf", "history", "last", "oracle", "noisy"}
-    with pytest.raises(KeyError, match="known"):
+    with pytest.raises(UnknownNameError, match="known"):
         make_predictor("crystal-ball")
 
 

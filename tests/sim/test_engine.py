@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from asrpt_opt.errors import ModelError, PolicyError
+from asrpt_opt.errors import ModelError, PolicyError, UnknownNameError, UsageError
 from asrpt_opt.model import instance_from_dict
 from asrpt_opt.policies import POLICIES
-from asrpt_opt.policies._list import ListScheduler
+from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.sim import NO_DECISION, Decision, Start, simulate
 from tests.conftest import make_instance
@@ -229,9 +229,9 @@ def test_stalling_policy_is_detected():
 
 def test_unknown_policy_and_misused_params():
     inst = make_instance([(0, 1, 1.0)], servers=(1,))
-    with pytest.raises(KeyError, match="known:"):
+    with pytest.raises(UnknownNameError, match="known:"):
         simulate(inst, "lifo")
-    with pytest.raises(TypeError):
+    with pytest.raises(UsageError):
         simulate(inst, POLICIES["fifo"](), backfill=False)
     with pytest.raises(ValueError, match="restore_overhead_s"):
         simulate(inst, "fifo", restore_overhead_s=-1)

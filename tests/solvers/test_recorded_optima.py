@@ -33,7 +33,7 @@ def test_record_reproduces(record):
     res = solve(
         inst,
         preemptive=data["preemptive"],
-        placement=data["placement"],
+        cluster_model=data["placement"],
         params=SolverParams(time_limit_s=60),
     )
     assert res.status == "optimal"

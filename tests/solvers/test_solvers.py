@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from asrpt_opt.errors import SolverError
+from asrpt_opt.errors import SolverError, UnknownNameError
 from asrpt_opt.model import Cluster, Instance, Job
-from asrpt_opt.model.speed import PooledSpeed
 from asrpt_opt.policies import POLICIES
 from asrpt_opt.relaxation import lower_bounds
 from asrpt_opt.sim import simulate, validate_schedule
@@ -18,6 +17,7 @@ from asrpt_opt.solvers import SolverParams, load_preset, solve
 from asrpt_opt.solvers._data import discretise
 from asrpt_opt.solvers.cpsat import CPSATModel
 from asrpt_opt.solvers.milp import TimeIndexedMILP
+from asrpt_opt.speed.base import PooledSpeed
 from tests.conftest import instances, make_instance
 
 KLASSES = {
@@ -41,8 +41,8 @@ def _cases(known_answers, klass):
 def _model_optimum(model_cls, inst, preemptive):
     data = discretise(inst, "pooled", preemptive=preemptive)
     out = model_cls(data, preemptive=preemptive).solve(time_limit_s=120)
-    assert out["status"] == "optimal"
-    return out["bound"] * data.unit_s
+    assert out.status == "optimal"
+    return out.bound_units * data.unit_s
 
 
 @pytest.mark.parametrize("model_cls", [CPSATModel, TimeIndexedMILP])
@@ -74,8 +74,8 @@ def test_known_answers_through_the_front_door(known_answers, klass):
 @given(inst=instances(max_jobs=6, weighted=True))
 def test_backends_agree_and_respect_every_bound(inst):
     params = SolverParams(time_limit_s=30)
-    milp = solve(inst, backend="milp", params=params)
-    cpsat = solve(inst, backend="cpsat", params=params)
+    milp = solve(inst, solver="milp", params=params)
+    cpsat = solve(inst, solver="cpsat", params=params)
     assert milp.status == cpsat.status == "optimal"
     assert milp.objective_s == pytest.approx(cpsat.objective_s)
     lb = lower_bounds(inst, speed=PooledSpeed())
@@ -95,18 +95,18 @@ def test_backends_agree_and_respect_every_bound(inst):
 @settings(max_examples=10, deadline=None)
 @given(inst=instances(max_jobs=5))
 def test_spread_lies_between_pooled_and_server_local(inst):
-    pooled = solve(inst, placement="pooled")
-    spread = solve(inst, placement="spread")
-    local = solve(inst, placement="server-local")
+    pooled = solve(inst, cluster_model="pooled")
+    spread = solve(inst, cluster_model="spread")
+    local = solve(inst, cluster_model="server-local")
     assert spread.status == pooled.status == "optimal"
     assert pooled.objective_s <= spread.objective_s + 1e-6
     if local.status == "infeasible":
         assert any(j.gpus > max(inst.cluster.servers) for j in inst.jobs)
     else:
         assert spread.objective_s <= local.objective_s + 1e-6
-        milp = solve(inst, placement="server-local", backend="milp")
+        milp = solve(inst, cluster_model="server-local", solver="milp")
         assert milp.objective_s == pytest.approx(local.objective_s)
-        local_pre = solve(inst, placement="server-local", preemptive=True)
+        local_pre = solve(inst, cluster_model="server-local", preemptive=True)
         assert local_pre.objective_s <= local.objective_s + 1e-6
         for run in local.schedule.runs:
             assert all(len(seg.allocation) == 1 for seg in run.segments)
@@ -130,7 +130,7 @@ def _hard_instance(n=30, seed=3):
 @pytest.mark.parametrize("backend", ["milp", "cpsat"])
 def test_time_limited_solve_is_never_called_optimal(backend):
     inst = _hard_instance()
-    res = solve(inst, backend=backend, params=SolverParams(time_limit_s=0.3), lp_bound=False)
+    res = solve(inst, solver=backend, params=SolverParams(time_limit_s=0.3), lp_bound=False)
     assert res.status in ("feasible", "optimal")
     if res.status == "optimal":  # only if the bound really meets the schedule's value
         assert res.objective_s <= res.bound_s + 1e-6
@@ -149,14 +149,14 @@ def test_time_scaling_is_exact():
 
 def test_bad_requests():
     inst = make_instance([(0, 1, 1.0)], servers=(1,))
-    with pytest.raises(SolverError, match="backend"):
-        solve(inst, backend="gurobi")
-    with pytest.raises(SolverError, match="placement"):
-        solve(inst, placement="anywhere")
+    with pytest.raises(UnknownNameError, match="unknown solver 'gurobi'"):
+        solve(inst, solver="gurobi")
+    with pytest.raises(UnknownNameError, match="unknown cluster model"):
+        solve(inst, cluster_model="anywhere")
     with pytest.raises(SolverError, match="pooled and server-local"):
-        solve(inst, preemptive=True, placement="spread")
-    with pytest.raises(SolverError, match="cpsat backend only"):
-        solve(inst, placement="spread", backend="milp")
+        solve(inst, preemptive=True, cluster_model="spread")
+    with pytest.raises(SolverError, match="cpsat solver only"):
+        solve(inst, cluster_model="spread", solver="milp")
     with pytest.raises(SolverError, match="coarser grid"):
         solve(make_instance([(0, 1, float(np.pi)), (0, 1, 1.0)], servers=(1,)))
     with pytest.raises(SolverError, match="time_limit_s"):

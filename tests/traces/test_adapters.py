@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from asrpt_opt.errors import InstanceError
+from asrpt_opt.errors import InstanceError, UnknownNameError
 from asrpt_opt.model import load_instance
 from asrpt_opt.traces.adapters import FORMATS, trace_instance
 
@@ -74,7 +74,7 @@ def test_too_wide_jobs_are_reported_not_dropped():
 
 
 def test_bad_files():
-    with pytest.raises(InstanceError, match="unknown trace format"):
+    with pytest.raises(UnknownNameError, match="unknown trace format"):
         trace_instance("slurm", DATA)
     with pytest.raises(InstanceError, match="cannot read file"):
         trace_instance("helios", DATA / "missing.csv")

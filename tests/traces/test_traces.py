@@ -146,9 +146,9 @@ def test_import_reports_every_bad_row_and_strict_stops(tmp_path, capsys):
 def test_pollux_speed_uses_measured_step_times():
     from asrpt_opt.analysis.calibration import load_pollux
     from asrpt_opt.model import Job
-    from asrpt_opt.model.speed import default_speed
+    from asrpt_opt.speed.default import default_speed
+    from asrpt_opt.speed.measured import PolluxSpeed
     from asrpt_opt.traces import pollux_instance
-    from asrpt_opt.traces.pollux import PolluxSpeed
 
     speed = PolluxSpeed()
     job = Job(

@@ -7,12 +7,14 @@ from functools import lru_cache
 import numpy as np
 
 from asrpt_opt.errors import ModelError
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Job, Parallelism
-from asrpt_opt.model.speed import AbstractSpeed, Allocation
 from asrpt_opt.model.workers import WorkerGraph, worker_graph
+from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.placement.methods import place
+from asrpt_opt.speed.base import AbstractSpeed
 
 __all__ = ["ClusterSpeed"]
 
@@ -25,7 +27,7 @@ def _graph(model: str, dp: int, pp: int, tp: int) -> WorkerGraph:
 class ClusterSpeed(AbstractSpeed):
     """Speed of abstract and DNN jobs on a cluster.
 
-    An abstract job behaves as in :class:`~asrpt_opt.model.speed.AbstractSpeed`. A DNN job's
+    An abstract job behaves as in :class:`~asrpt_opt.speed.base.AbstractSpeed`. A DNN job's
     work is its iterations and its rate on an allocation (GPUs per server) is one over the
     iteration time of its worker graph when the workers are arranged within that allocation by
     ``method`` (default ``mincut``). Rates are cached per model, parallelism and allocation
@@ -91,8 +93,6 @@ class ClusterSpeed(AbstractSpeed):
         """Rate on the best consolidated allocation of an empty cluster."""
         if job.is_abstract:
             return super().best_rate(job, cluster)
-        from asrpt_opt.placement.consolidate import consolidate
-
         alloc = consolidate(np.asarray(cluster.servers, dtype=np.int64), job.gpus)
         assert alloc is not None
         return self.rate(job, alloc)

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 from ortools.sat.python import cp_model
 
+from asrpt_opt.errors import SolverError
 from asrpt_opt.model.workers import WorkerGraph
 
 __all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns"]
@@ -147,7 +148,7 @@ def min_cut_placement(
     code = solver.solve(m)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if hint is None:
-            raise RuntimeError("CP-SAT found no placement")
+            raise SolverError("CP-SAT found no placement")
         return CutSolution(assignment=hint, optimal=False, lower_bound_bytes=lower_bound_bytes)
     out = np.array(
         [next(s for s in servers if solver.value(x[w, s])) for w in range(n)], dtype=np.int64

@@ -19,7 +19,7 @@ from bisect import insort
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.model.speed import Allocation
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 

@@ -11,7 +11,7 @@ from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Parallelism
 from asrpt_opt.model.workers import worker_graph
 from asrpt_opt.placement import place
-from asrpt_opt.solvers.placement import CutSearch, min_cut_placement
+from asrpt_opt.placement.cpsat import CutSearch, min_cut_placement
 
 
 def _hint(wg, free):

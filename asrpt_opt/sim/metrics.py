@@ -10,7 +10,7 @@ import numpy as np
 
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
-from asrpt_opt.model.speed import SpeedModel, default_speed
+from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
 __all__ = ["Metrics", "compute_metrics"]
 
@@ -76,7 +76,7 @@ def compute_metrics(
     -------
     Metrics
     """
-    speed = speed or default_speed(instance)
+    speed = speed or AbstractSpeed()
     jobs = instance.jobs
     runs = schedule.runs
     release = np.array([j.release_s for j in jobs])

@@ -1,4 +1,4 @@
-"""How fast a job progresses on a set of GPUs.
+"""The speed-model protocol and the speed of abstract jobs.
 
 The simulator, the validator and the bounds measure a job's length in *work units* and ask a
 speed model for the rate (work units per second) a job achieves on an allocation. For an
@@ -8,40 +8,14 @@ abstract job one work unit is one second on GPUs of a single server, so its work
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from asrpt_opt.errors import ModelError
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.job import Job
 
-if TYPE_CHECKING:
-    from asrpt_opt.model.instance import Instance
-
-__all__ = [
-    "AbstractSpeed",
-    "Allocation",
-    "PooledSpeed",
-    "SpeedModel",
-    "allocation_to_json",
-    "default_speed",
-]
-
-#: GPUs a job holds: ``((server, count), ...)`` sorted by server, every count > 0.
-Allocation = tuple[tuple[int, int], ...]
-
-
-def allocation_to_json(allocation: Allocation) -> dict[str, int]:
-    """Encode an allocation as the ``{"<server index>": count}`` object of DESIGN.md section 5.
-
-    Parameters
-    ----------
-    allocation : Allocation
-
-    Returns
-    -------
-    dict
-    """
-    return {str(s): c for s, c in allocation}
+__all__ = ["AbstractSpeed", "PooledSpeed", "SpeedModel"]
 
 
 class SpeedModel(Protocol):
@@ -153,27 +127,3 @@ class PooledSpeed(AbstractSpeed):
         """
         self._check(job)
         return 1.0
-
-
-def default_speed(instance: Instance) -> SpeedModel:
-    """The speed model an instance needs: abstract rules, plus worker-graph iteration times
-    (:class:`~asrpt_opt.placement.speed.ClusterSpeed`) when it has DNN jobs, or Pollux's
-    measured step times when its provenance says ``speed_model: pollux-measured``.
-
-    Parameters
-    ----------
-    instance : Instance
-
-    Returns
-    -------
-    SpeedModel
-    """
-    if instance.provenance.get("speed_model") == "pollux-measured":
-        from asrpt_opt.traces.pollux import PolluxSpeed
-
-        return PolluxSpeed()
-    if instance.is_abstract:
-        return AbstractSpeed()
-    from asrpt_opt.placement.speed import ClusterSpeed
-
-    return ClusterSpeed(instance.cluster)

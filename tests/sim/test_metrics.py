@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from asrpt_opt.analysis.metrics import compute_metrics
 from asrpt_opt.analysis.plots import gpu_lanes, plot_comparison
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.sim import simulate
+from asrpt_opt.sim.metrics import compute_metrics
 from tests.conftest import make_instance
 
 INST = make_instance([(0, 2, 4.0, 2.0), (1, 2, 2.0)], servers=(2,))

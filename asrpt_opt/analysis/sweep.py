@@ -1,0 +1,267 @@
+"""Ratio sweeps: what to compute per instance, a resumable SQLite store, and the executors.
+
+For each instance of a family, the online policies are simulated on the pooled cluster (every
+family has integer data and no spread slowdown, so preemptive policies preempt only at integer
+times and their schedules are feasible for the unit-slot offline model), the offline optimum is
+computed, and per policy the ratio ALG/OPT is recorded, or the interval ALG/UB .. ALG/LB when
+the optimum is not proven. Results go to an SQLite store one instance at a time, so an
+interrupted sweep resumes without redoing or losing finished instances.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from asrpt_opt.analysis.families import make_family_instance
+from asrpt_opt.analysis.ratio import instance_ratio
+from asrpt_opt.errors import UnknownNameError
+from asrpt_opt.relaxation.bounds import lower_bounds, min_lengths, virtual_sizes
+from asrpt_opt.relaxation.srpt import srpt
+from asrpt_opt.sim.engine import simulate
+from asrpt_opt.speed.base import PooledSpeed
+
+__all__ = [
+    "EXECUTORS",
+    "RatioConfig",
+    "ResultStore",
+    "evaluate_instance",
+    "run_sweep",
+]
+
+#: Where a sweep's instances are evaluated: in this process, in a local process pool (loky),
+#: or on a Dask cluster.
+EXECUTORS = ("serial", "loky", "dask")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RatioConfig:
+    """What a sweep computes for every instance.
+
+    Parameters
+    ----------
+    family : str
+    n : int
+        Jobs per instance.
+    policies : tuple of str
+    preemptive : bool
+        Offline model: preemptive (unit slots, the default, matching preemptive policies)
+        or non-preemptive.
+    solver : str
+        Offline solver (``portfolio``, ``cpsat``, ``milp``).
+    time_limit_s : float
+        Per backend and instance.
+    """
+
+    family: str
+    n: int
+    policies: tuple[str, ...]
+    preemptive: bool = True
+    solver: str = "portfolio"
+    time_limit_s: float = 10.0
+
+    def key(self, seed: int) -> str:
+        """A stable key of (config, seed) for the store."""
+        # "backend" was the solver's field name when the first stores were written: keep the
+        # key, so that existing stores still resume.
+        doc = asdict(self)
+        doc["backend"] = doc.pop("solver")
+        text = json.dumps({**doc, "seed": seed}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def evaluate_instance(config: RatioConfig, seed: int) -> dict[str, Any]:
+    """Solve one instance offline and simulate every policy on it.
+
+    Parameters
+    ----------
+    config : RatioConfig
+    seed : int
+
+    Returns
+    -------
+    dict
+        JSON-ready: instance data, offline status/value/bound, and per policy the value,
+        the ratio interval and the per-job completion times.
+    """
+    from asrpt_opt.solvers.solve import SolverParams, solve
+
+    inst = make_family_instance(config.family, config.n, seed)
+    t0 = time.perf_counter()
+    off = solve(
+        inst,
+        preemptive=config.preemptive,
+        cluster_model="pooled",
+        solver=config.solver,
+        params=SolverParams(time_limit_s=config.time_limit_s),
+    )
+    wall = time.perf_counter() - t0
+    speed = PooledSpeed()
+    lengths = min_lengths(inst, speed=speed)
+    release = np.array([j.release_s for j in inst.jobs])
+    virtual = srpt(release, virtual_sizes(inst, lengths)).completion_s
+    lb = lower_bounds(inst, speed=speed).lower_bound_s
+    bound = max(off.bound_s or 0.0, lb)
+    area = float(sum(j.gpus * p for j, p in zip(inst.jobs, lengths, strict=True)))
+    span = float(release.max() + lengths.max())
+    out: dict[str, Any] = {
+        "family": config.family,
+        "n": config.n,
+        "seed": seed,
+        "load": area / (inst.cluster.total_gpus * span),
+        "offline_status": off.status,
+        "offline_value_s": off.objective_s,
+        "offline_bound_s": bound,
+        "offline_wall_s": wall,
+        "lengths_s": lengths.tolist(),
+        "virtual_completion_s": virtual.tolist(),
+        "policies": {},
+    }
+    for name in config.policies:
+        res = simulate(inst, name, speed=speed)
+        value = res.metrics.total_weighted_completion_s
+        out["policies"][name] = {
+            "value_s": value,
+            "completion_s": [r.completion_s for r in res.schedule.runs],
+            **instance_ratio(value, off.objective_s, bound, off.status == "optimal").to_json(),
+        }
+    return out
+
+
+class ResultStore:
+    """An SQLite file holding one row per finished (config, seed).
+
+    Each row is committed as soon as it is written, so killing a sweep loses nothing that
+    finished and a rerun skips it.
+    """
+
+    def __init__(self, path: str | PathLike[str] = ":memory:") -> None:
+        self.path = str(path)
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, family TEXT, n INTEGER,"
+            " seed INTEGER, config TEXT, payload TEXT, created REAL)"
+        )
+        self.db.commit()
+
+    def done(self, config: RatioConfig) -> set[int]:
+        """Seeds already finished for ``config``."""
+        rows = self.db.execute(
+            "SELECT seed, key FROM results WHERE family=? AND n=?", (config.family, config.n)
+        )
+        return {seed for seed, key in rows if key == config.key(seed)}
+
+    def put(self, config: RatioConfig, seed: int, payload: dict[str, Any]) -> None:
+        """Store one finished instance (atomically)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                config.key(seed),
+                config.family,
+                config.n,
+                seed,
+                json.dumps(asdict(config), sort_keys=True),
+                json.dumps(payload),
+                time.time(),
+            ),
+        )
+        self.db.commit()
+
+    def load(self, config: RatioConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
+        """Payloads of ``seeds`` (those present), in seed order."""
+        out = []
+        for seed in seeds:
+            row = self.db.execute(
+                "SELECT payload FROM results WHERE key=?", (config.key(seed),)
+            ).fetchone()
+            if row is not None:
+                out.append(json.loads(row[0]))
+        return out
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+
+def _results(
+    config: RatioConfig, seeds: list[int], workers: int, executor: str, scheduler: str | None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    if executor not in EXECUTORS:
+        raise UnknownNameError("executor", executor, EXECUTORS)
+    if executor == "dask":
+        from dask.distributed import Client, as_completed
+
+        client = Client(scheduler) if scheduler else Client(processes=True, n_workers=workers)
+        try:
+            futures = {client.submit(evaluate_instance, config, s, pure=False): s for s in seeds}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        finally:
+            client.close()
+        return
+    if executor == "serial" or workers <= 1:
+        for s in seeds:
+            yield s, evaluate_instance(config, s)
+        return
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
+    tasks = (delayed(_tagged)(config, s) for s in seeds)
+    yield from parallel(tasks)
+
+
+def _tagged(config: RatioConfig, seed: int) -> tuple[int, dict[str, Any]]:
+    return seed, evaluate_instance(config, seed)
+
+
+def run_sweep(
+    config: RatioConfig,
+    seeds: Sequence[int],
+    *,
+    store: ResultStore,
+    workers: int = 1,
+    executor: str = "loky",
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Evaluate every seed not yet in ``store``, then return all payloads in seed order.
+
+    Parameters
+    ----------
+    config : RatioConfig
+    seeds : sequence of int
+    store : ResultStore
+    workers : int
+        Processes on this machine (``loky``) or local Dask workers when no scheduler is given.
+    executor : {"serial", "loky", "dask"}
+        ``serial`` evaluates in this process (as ``loky`` does with one worker).
+    scheduler : str, optional
+        Address of a running Dask scheduler (``tcp://host:port``).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each instance.
+
+    Returns
+    -------
+    list of dict
+    """
+    seeds = list(seeds)
+    finished = store.done(config)
+    todo = [s for s in seeds if s not in finished]
+    done = len(seeds) - len(todo)
+    if progress:
+        progress(done, len(seeds))
+    for seed, payload in _results(config, todo, workers, executor, scheduler):
+        store.put(config, seed, payload)
+        done += 1
+        if progress:
+            progress(done, len(seeds))
+    return store.load(config, seeds)

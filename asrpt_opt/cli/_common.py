@@ -1,0 +1,162 @@
+"""What every command of the CLI shares: output, tables, argument types and deprecations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from asrpt_opt.errors import UsageError
+
+
+def emit_json(obj: Any) -> None:
+    """Print ``obj`` as one line of JSON on stdout."""
+    sys.stdout.write(json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
+
+
+def say(text: str) -> None:
+    """Print a progress or status line on stderr (stdout stays for results)."""
+    print(text, file=sys.stderr)
+
+
+def fmt(value: Any) -> str:
+    """A table cell: floats with a precision that suits their size."""
+    if isinstance(value, float):
+        if value != 0 and abs(value) < 1e-3:
+            return f"{value:.4g}"
+        if abs(value) >= 1e5:
+            return f"{value:,.0f}"
+        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.1f}"
+    return str(value)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: first column left-aligned, the others right-aligned."""
+    cells = [[str(h) for h in header]] + [[fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for k, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if k and i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def name_list(text: str, known: Any, what: str) -> tuple[str, ...]:
+    """Comma-separated names, each checked against a registry."""
+    from asrpt_opt.errors import lookup
+
+    names = tuple(p.strip() for p in text.split(",") if p.strip())
+    if not names:
+        raise UsageError(f"give at least one {what}")
+    for name in names:
+        lookup(known, name, what=what)
+    return names
+
+
+def registry_name(registry: Any, what: str) -> Any:
+    """An argparse type accepting the names of ``registry`` (its message lists them)."""
+    from asrpt_opt.errors import UnknownNameError
+
+    def check(text: str) -> str:
+        if text not in registry:
+            raise argparse.ArgumentTypeError(str(UnknownNameError(what, text, registry)))
+        return text
+
+    check.__name__ = what
+    return check
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line ``asrpt-opt: error: ...`` (exit 2), like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` on one line and exit with status 2."""
+        self.exit(2, f"asrpt-opt: error: {self.prog}: {message}\n")
+
+
+def parse_servers(text: str) -> tuple[int, ...]:
+    """``SERVERSxGPUS`` (16x8) or a list of GPUs per server (8,8,4), as an argparse type."""
+    try:
+        if "x" in text:
+            count, size = (int(p) for p in text.split("x", 1))
+            servers = (size,) * count
+        else:
+            servers = tuple(int(p) for p in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid cluster {text!r}: use SERVERSxGPUS (16x8) or a list of GPUs (8,8,4)"
+        ) from None
+    if not servers or min(servers) < 1:
+        raise argparse.ArgumentTypeError(f"invalid cluster {text!r}: GPU counts must be >= 1")
+    return servers
+
+
+def parse_counts(text: str, what: str) -> list[int]:
+    """Comma-separated counts >= 0."""
+    try:
+        values = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise UsageError(f"invalid {what} {text!r}: give comma-separated integers") from None
+    if not values or min(values) < 0:
+        raise UsageError(f"invalid {what} {text!r}: counts must be >= 0")
+    return values
+
+
+def use_agg() -> None:
+    """Draw without a display: the CLI only writes files (library code never does this)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+class DeprecatedFlag(argparse.Action):
+    """An old spelling of a flag: stores into the new destination and warns on stderr."""
+
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
+        self.new = new
+        super().__init__(*args, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        say(
+            f"asrpt-opt: warning: {option_string} is deprecated here and will be removed in "
+            f"the next release; use {self.new}"
+        )
+        setattr(namespace, self.dest, values)
+
+
+class Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, label: str, enabled: bool) -> None:
+        self.label = label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.start = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        width = 30
+        filled = int(width * done / total) if total else width
+        elapsed = time.perf_counter() - self.start
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{done}/{total} {elapsed:.0f}s"
+        )
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -1,0 +1,345 @@
+"""Commands on offline optima: solve, ratio, worst-case."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from asrpt_opt.analysis.families import FAMILIES
+from asrpt_opt.analysis.sweep import EXECUTORS
+from asrpt_opt.cli._common import (
+    DeprecatedFlag,
+    Progress,
+    emit_json,
+    name_list,
+    registry_name,
+    say,
+    table,
+)
+from asrpt_opt.errors import UsageError
+from asrpt_opt.model.io import load_instance
+from asrpt_opt.policies import POLICIES
+from asrpt_opt.solvers.solve import SOLVERS
+from asrpt_opt.speed.default import CLUSTER_MODELS
+
+__all__ = ["add_parsers"]
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """Compute the offline optimum (or a proven interval) of an instance."""
+    from dataclasses import replace
+
+    from asrpt_opt.solvers.result import optimum_record
+    from asrpt_opt.solvers.solve import SolverParams, load_preset, solve
+
+    inst = load_instance(args.instance)
+    params = load_preset(args.preset) if args.preset else SolverParams()
+    if args.time_limit is not None:
+        params = replace(params, time_limit_s=args.time_limit)
+        SolverParams.__post_init__(params)
+    res = solve(
+        inst,
+        preemptive=args.preemptive,
+        cluster_model=args.cluster_model,
+        solver=args.solver,
+        params=params,
+    )
+    if args.record:
+        kind = "pmtn" if res.preemptive else "nonpmtn"
+        path = Path(args.record) / f"{inst.name}.{res.cluster_model}.{kind}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = optimum_record(res, inst, source=Path(args.instance).name)
+        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        if not args.json:
+            print(f"recorded in {path}")
+    if args.plot and res.schedule is not None:
+        from asrpt_opt.cli._common import use_agg
+
+        use_agg()
+        from asrpt_opt.analysis.plots import plot_gantt
+
+        kind = "preemptive" if args.preemptive else "non-preemptive"
+        title = f"{inst.name}: offline {kind} {res.status}"
+        plot_gantt(inst, res.schedule, args.plot, title=title)
+    if args.json:
+        emit_json(res.to_json())
+        return 0
+    rows = [
+        ("status", res.status.value),
+        ("objective sum w_j C_j (s)", res.objective_s if res.objective_s is not None else "-"),
+        ("proven lower bound (s)", res.bound_s if res.bound_s is not None else "-"),
+        ("backend", res.backend),
+        (
+            "placement",
+            f"{res.cluster_model}, {'preemptive' if res.preemptive else 'non-preemptive'}",
+        ),
+        ("solver", res.solver),
+        ("wall (s)", res.wall_s),
+    ]
+    print(table(("field", "value"), rows))
+    if res.message:
+        print(res.message)
+    if args.plot and res.schedule is not None:
+        print(f"Gantt chart written to {args.plot}")
+    return 0
+
+
+def cmd_ratio(args: argparse.Namespace) -> int:
+    """Empirical competitive ratios of online policies against offline optima."""
+    from asrpt_opt.analysis.ratio import summarise
+    from asrpt_opt.analysis.sweep import RatioConfig, ResultStore, run_sweep
+
+    if args.n < 1 or args.seeds < 1 or args.workers < 1:
+        raise UsageError("--n, --seeds and --workers must be >= 1")
+    config = RatioConfig(
+        family=args.family,
+        n=args.n,
+        policies=name_list(args.policies, POLICIES, "policy"),
+        preemptive=not args.nonpreemptive_opt,
+        solver=args.solver,
+        time_limit_s=args.time_limit,
+    )
+    store = ResultStore(args.store)
+    try:
+        payloads = run_sweep(
+            config,
+            range(args.seeds),
+            store=store,
+            workers=args.workers,
+            executor=args.executor,
+            scheduler=args.scheduler,
+            progress=Progress(f"{args.family} n={args.n}", not args.json),
+        )
+    except KeyboardInterrupt:
+        done = len(store.done(config))
+        store.close()
+        say(
+            f"\ninterrupted: {done} of {args.seeds} instances are saved in {args.store}; "
+            "run the same command again to resume"
+        )
+        return 130
+    store.close()
+    summary = summarise(payloads, config.policies)
+    files = []
+    if args.out:
+        from asrpt_opt.cli._common import use_agg
+
+        use_agg()
+        from asrpt_opt.analysis.plots import plot_ratios
+
+        files = plot_ratios(payloads, config.policies, args.out)
+    if args.json:
+        emit_json(
+            {
+                "config": {
+                    **config.__dict__,
+                    "backend": config.solver,  # the solver's name in asrpt-opt 0.1.0
+                    "policies": list(config.policies),
+                },
+                "store": args.store,
+                "plots": files,
+                "policies": {name: s.to_json() for name, s in summary.items()},
+            }
+        )
+        return 0
+    opt = "preemptive (integer preemption)" if config.preemptive else "non-preemptive"
+    print(
+        f"{args.seeds} instances of family {args.family!r}, n={args.n}; OPT = offline {opt} "
+        "optimum on the pooled cluster"
+    )
+    rows = []
+    for name, s in summary.items():
+        rows.append(
+            (
+                name,
+                f"{s.proven}/{s.instances}",
+                s.ratio_mean if s.ratio_mean is not None else "-",
+                s.ratio_p95 if s.ratio_p95 is not None else "-",
+                s.ratio_max if s.ratio_max is not None else "-",
+                s.ratio_hi_max,
+                "nan, nan" if s.fit is None else f"{s.fit.a:.3f}, {s.fit.b:.3f}",
+            )
+        )
+    print(table(("policy", "proven", "mean", "p95", "max", "max ALG/LB", "(a, b)"), rows))
+    for name, s in summary.items():
+        for lo, hi in s.unproven_intervals:
+            print(f"  {name}: unproven instance, ratio in [{lo:.4f}, {hi:.4f}]")
+    if files:
+        print("plots: " + ", ".join(files))
+    return 0
+
+
+def cmd_worst_case(args: argparse.Namespace) -> int:
+    """Local search for an instance where a policy's ratio is worst."""
+    from asrpt_opt.analysis.worst_case import worst_case
+    from asrpt_opt.model.io import dump_instance
+
+    budget = args.budget.rstrip("s")
+    try:
+        budget_s = float(budget)
+    except ValueError:
+        raise UsageError(f"invalid --budget {args.budget!r}: give seconds, e.g. 300s") from None
+    found = worst_case(
+        args.policy,
+        args.n,
+        family=args.family,
+        budget_s=budget_s,
+        time_limit_s=args.time_limit,
+        seed=args.seed,
+    )
+    dump_instance(found.instance, args.out)
+    out = {
+        "policy": args.policy,
+        "ratio": found.ratio,
+        "policy_value_s": found.policy_value_s,
+        "optimum_s": found.optimum_s,
+        "evaluations": found.evaluations,
+        "instance": args.out,
+    }
+    if args.json:
+        emit_json(out)
+        return 0
+    print(
+        f"worst ratio found for {args.policy}: {found.ratio:.4f} "
+        f"({found.policy_value_s:g} vs proven optimum {found.optimum_s:g}) after "
+        f"{found.evaluations} evaluations; instance written to {args.out}"
+    )
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add this group's commands to the ``asrpt-opt`` parser.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+    """
+    p = sub.add_parser("solve", help="offline optimum of sum w_j C_j (exact models)")
+    p.add_argument("instance")
+    p.add_argument(
+        "--preemptive",
+        action="store_true",
+        help="allow preemption at integer multiples of the instance's time unit",
+    )
+    p.add_argument(
+        "--cluster-model",
+        choices=CLUSTER_MODELS,
+        default="pooled",
+        help="how jobs share GPUs: one pool (pooled), one server per job (server-local), or "
+        "spreading at the job's slowdown (spread); default pooled",
+    )
+    p.add_argument(
+        "--placement",
+        dest="cluster_model",
+        choices=CLUSTER_MODELS,
+        action=DeprecatedFlag,
+        new="--cluster-model",
+        help=argparse.SUPPRESS,
+    )
+    p.add_argument(
+        "--solver",
+        choices=SOLVERS,
+        default="portfolio",
+        help="exact solver (default portfolio: CP-SAT, then the MILP)",
+    )
+    p.add_argument(
+        "--backend",
+        dest="solver",
+        choices=SOLVERS,
+        action=DeprecatedFlag,
+        new="--solver",
+        help=argparse.SUPPRESS,
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        help="seconds per backend (overrides the preset; default 10)",
+    )
+    p.add_argument("--preset", metavar="TOML", help="solver preset, e.g. solvers/default.toml")
+    p.add_argument("--plot", metavar="PNG", help="draw the schedule as a Gantt chart")
+    p.add_argument(
+        "--record",
+        metavar="DIR",
+        help="also write the result with its provenance into DIR (instances/optima)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("ratio", help="competitive ratios against offline optima (sweep)")
+    p.add_argument(
+        "--family",
+        default="poisson",
+        type=registry_name(FAMILIES, "family"),
+        metavar="NAME",
+        help=f"instance family: one of {', '.join(FAMILIES)} (default poisson)",
+    )
+    p.add_argument("--n", type=int, default=8, help="jobs per instance (default 8)")
+    p.add_argument("--seeds", type=int, default=20, help="instances, seeds 0..N-1 (default 20)")
+    p.add_argument("--policies", default="a-srpt,srpt,fifo,sjf,srsf,2d-las")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="loky",
+        help="where instances are evaluated: this process, a local process pool "
+        "(loky, default) or Dask",
+    )
+    p.add_argument(
+        "--backend",
+        dest="executor",
+        choices=EXECUTORS,
+        action=DeprecatedFlag,
+        new="--executor",
+        help=argparse.SUPPRESS,
+    )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument(
+        "--store",
+        default="ratio-results.sqlite",
+        help="SQLite file; finished instances are kept and skipped on a rerun",
+    )
+    p.add_argument(
+        "--solver", choices=SOLVERS, default="portfolio", help="offline solver (default portfolio)"
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="offline solver seconds per backend and instance",
+    )
+    p.add_argument(
+        "--nonpreemptive-opt",
+        action="store_true",
+        help="compare with the non-preemptive optimum instead",
+    )
+    p.add_argument("--out", metavar="DIR", help="write ratio-cdf.png and ratio-vs-load.png here")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_ratio)
+
+    p = sub.add_parser("worst-case", help="search for an instance with a bad ratio")
+    p.add_argument(
+        "--policy",
+        default="a-srpt",
+        type=registry_name(POLICIES, "policy"),
+        metavar="NAME",
+        help=f"one of {', '.join(POLICIES)} (default a-srpt)",
+    )
+    p.add_argument("--n", type=int, default=6)
+    p.add_argument(
+        "--family",
+        default="poisson",
+        type=registry_name(FAMILIES, "family"),
+        metavar="NAME",
+        help=f"one of {', '.join(FAMILIES)} (default poisson)",
+    )
+    p.add_argument("--budget", default="60s", help="wall-clock budget, e.g. 300s")
+    p.add_argument("--time-limit", type=float, default=5.0, metavar="S")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="worst-case.json", help="instance file to write")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_worst_case)

@@ -1,0 +1,132 @@
+"""Commands on placement: place, graph."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from asrpt_opt.cli._common import emit_json, name_list, parse_counts, registry_name, table
+from asrpt_opt.errors import UsageError
+from asrpt_opt.model.io import load_instance
+from asrpt_opt.placement.methods import METHODS
+
+__all__ = ["add_parsers"]
+
+
+def cmd_place(args: argparse.Namespace) -> int:
+    """Compare placement methods on every DNN job of an instance."""
+    from asrpt_opt.placement.compare import compare_methods
+
+    inst = load_instance(args.instance)
+    free = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
+    jobs = compare_methods(
+        inst,
+        name_list(args.methods, METHODS, "placement method"),
+        free=free,
+        seed=args.seed,
+        time_limit_s=args.time_limit,
+    )
+    free = list(inst.cluster.servers) if free is None else free
+    if args.json:
+        emit_json({"free_gpus": free, "jobs": [j.to_json() for j in jobs]})
+        return 0
+    if not jobs:
+        print(f"{args.instance}: no DNN jobs")
+        return 0
+    header = ("method", "cross MB/iter", "iter s", "gap to opt", "optimal", "wall s", "servers")
+    for job in jobs:
+        if job.error is not None:
+            print(f"job {job.id} ({job.gpus} GPUs): {job.error}")
+            continue
+        rows = [
+            (
+                r.method,
+                r.cross_server_bytes / 1e6,
+                r.iteration_time_s,
+                job.gap(r),
+                "yes" if r.optimal else "no",
+                r.wall_s,
+                " ".join(f"{s}:{c}" for s, c in r.allocation),
+            )
+            for r in job.results
+        ]
+        print(f"job {job.id} ({job.gpus} GPUs), free GPUs {free}")
+        print(table(header, rows))
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Draw a job's worker graph (and a placement) to PNG."""
+    from asrpt_opt.cli._common import use_agg
+    from asrpt_opt.model.dnn import load_model
+    from asrpt_opt.model.job import Parallelism
+    from asrpt_opt.model.workers import worker_graph
+    from asrpt_opt.placement.methods import place
+
+    dims = parse_counts(args.parallelism, "--parallelism")
+    if len(dims) != 3 or min(dims) < 1:
+        raise UsageError("--parallelism needs three integers dp,pp,tp, each >= 1")
+    wg = worker_graph(load_model(args.model), Parallelism(dp=dims[0], pp=dims[1], tp=dims[2]))
+    free = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
+    result = None
+    if free is not None:
+        result = place(
+            wg,
+            free,
+            method=args.method,
+            intra_gbps=args.intra_gbps,
+            inter_gbps=args.inter_gbps,
+            seed=args.seed,
+        )
+    use_agg()
+    from asrpt_opt.analysis.plots import plot_worker_graph
+
+    plot_worker_graph(wg, args.out, assignment=None if result is None else result.assignment)
+    if result is None:
+        print(f"worker graph of {args.model} ({wg.n_workers} workers) written to {args.out}")
+    else:
+        print(
+            f"{args.model} on free GPUs {free} by {result.method}: "
+            f"{result.cross_server_bytes / 1e6:.1f} MB/iteration across servers, "
+            f"{result.iteration_time_s:.4f} s/iteration; drawn to {args.out}"
+        )
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add this group's commands to the ``asrpt-opt`` parser.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+    """
+    p = sub.add_parser("place", help="compare placement methods on an instance's DNN jobs")
+    p.add_argument("instance")
+    p.add_argument(
+        "--methods",
+        default="ilp,mincut,kl,greedy,consolidate,random,spread",
+        help=f"comma-separated, from: {', '.join(METHODS)}",
+    )
+    p.add_argument("--free-gpus", metavar="N,N,...", help="free GPUs per server (default: all)")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S", help="for ilp")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_place)
+
+    p = sub.add_parser("graph", help="draw a job's worker graph and a placement to PNG")
+    p.add_argument("model", help="a bundled model, e.g. resnet50 or gpt2-1.5b")
+    p.add_argument("--parallelism", default="1,1,1", metavar="DP,PP,TP")
+    p.add_argument("--free-gpus", metavar="N,N,...", help="also place it on these free GPUs")
+    p.add_argument(
+        "--method",
+        default="mincut",
+        type=registry_name(METHODS, "placement method"),
+        metavar="METHOD",
+        help=f"one of {', '.join(METHODS)} (default mincut)",
+    )
+    p.add_argument("--intra-gbps", type=float, default=300.0)
+    p.add_argument("--inter-gbps", type=float, default=12.5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="worker-graph.png")
+    p.set_defaults(func=cmd_graph)

@@ -1,0 +1,351 @@
+"""Commands that run the simulator: validate, relax, simulate, demo, replay, sensitivity."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from asrpt_opt.cli._common import (
+    Progress,
+    emit_json,
+    fmt,
+    name_list,
+    parse_servers,
+    registry_name,
+    say,
+    table,
+)
+from asrpt_opt.model.io import load_instance
+from asrpt_opt.placement.methods import METHODS
+from asrpt_opt.policies import POLICIES, PRIMARY
+from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
+from asrpt_opt.relaxation.bounds import lower_bounds
+from asrpt_opt.sim.engine import simulate
+from asrpt_opt.sim.metrics import Metrics
+from asrpt_opt.speed.default import default_speed
+
+__all__ = ["add_parsers"]
+
+_METRICS_HEADER = (
+    "policy",
+    "mean JCT h",
+    "p95 JCT h",
+    "makespan h",
+    "sum wC s",
+    "lower bound s",
+    "ratio",
+)
+
+
+def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...]]:
+    h = 3600.0
+    return [
+        (
+            name,
+            m.mean_jct_s / h,
+            m.p95_jct_s / h,
+            m.makespan_s / h,
+            m.total_weighted_completion_s,
+            lb,
+            m.total_weighted_completion_s / lb,
+        )
+        for name, m in metrics.items()
+    ]
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check an instance file against the contract."""
+    inst = load_instance(args.instance)
+    n_abstract = sum(j.is_abstract for j in inst.jobs)
+    info = {
+        "valid": True,
+        "name": inst.name,
+        "n_jobs": inst.n_jobs,
+        "abstract_jobs": n_abstract,
+        "dnn_jobs": inst.n_jobs - n_abstract,
+        "servers": list(inst.cluster.servers),
+        "total_gpus": inst.cluster.total_gpus,
+    }
+    if args.json:
+        emit_json(info)
+        return 0
+    print(
+        f"{args.instance}: valid ({inst.n_jobs} jobs: {n_abstract} abstract, "
+        f"{inst.n_jobs - n_abstract} DNN; {inst.cluster.n_servers} servers, "
+        f"{inst.cluster.total_gpus} GPUs)"
+    )
+    return 0
+
+
+def cmd_relax(args: argparse.Namespace) -> int:
+    """Print the single-machine relaxation's lower bounds."""
+    inst = load_instance(args.instance)
+    lb = lower_bounds(inst, speed=default_speed(inst))
+    out = lb.to_json()
+    if args.json:
+        emit_json(out)
+        return 0
+    rows = [
+        ("SRPT on the area relaxation (sum C_j)", lb.srpt_area_bound_s),
+        ("sum w_j (r_j + p_j)", lb.release_plus_length_bound_s),
+        ("mean busy time (Goemans), weighted", lb.mean_busy_time_bound_s),
+        (f"lower bound on sum w_j C_j [{lb.lower_bound_kind}]", lb.lower_bound_s),
+    ]
+    print(table(("bound", "seconds"), rows))
+    if lb.weighted:
+        print("weights differ: the SRPT value bounds sum C_j only, not sum w_j C_j")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Simulate one policy on an instance."""
+    inst = load_instance(args.instance)
+    params: dict[str, Any] = seed_params(args.predictor, args.seed)
+    if args.predictor == "noisy":
+        params.update(mu=args.mu, bias=args.bias)
+    res = simulate(
+        inst,
+        args.policy,
+        predictor=make_predictor(args.predictor, **params),
+        restore_overhead_s=args.restore_overhead,
+        seed=args.seed,
+    )
+    lb = lower_bounds(inst, speed=default_speed(inst)).lower_bound_s
+    if args.gantt:
+        from asrpt_opt.cli._common import use_agg
+
+        use_agg()
+        from asrpt_opt.analysis.plots import plot_gantt
+
+        plot_gantt(inst, res.schedule, args.gantt, title=f"{inst.name}: {res.policy}")
+    if args.json:
+        emit_json({**res.to_json(), "lower_bound_s": lb, "seed": args.seed})
+        return 0
+    m = res.metrics
+    print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")
+    print(table(("metric", "value"), list(m.to_json().items())))
+    print(
+        f"lower bound on sum w_j C_j: {fmt(lb)}  (ratio {m.total_weighted_completion_s / lb:.4f})"
+    )
+    if args.gantt:
+        print(f"Gantt chart written to {args.gantt}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Simulate A-SRPT and every baseline on the bundled Gavel/Philly workload."""
+    from asrpt_opt.analysis.replay import replay
+    from asrpt_opt.cli._common import use_agg
+    from asrpt_opt.traces.gavel import gavel_instance
+
+    inst = gavel_instance(n_jobs=args.n_jobs, servers=args.cluster)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if not args.json:
+        say(
+            f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.n_servers} servers "
+            f"({inst.cluster.total_gpus} GPUs); simulating {len(PRIMARY)} policies"
+        )
+    report = replay(inst, PRIMARY, seed=args.seed, progress=Progress(inst.name, not args.json))
+    use_agg()
+    from asrpt_opt.analysis.plots import plot_comparison, plot_gantt
+
+    lb = report.lower_bound_s
+    plot_comparison(report.metrics, out / "comparison.png", lower_bound_s=lb, title=inst.name)
+    plot_gantt(
+        inst, report.schedules["a-srpt"], out / "gantt-a-srpt.png", title=f"{inst.name}: A-SRPT"
+    )
+    if args.json:
+        policies = {
+            k: {
+                **m.to_json(),
+                "ratio_to_lower_bound": m.total_weighted_completion_s / lb,
+                "wall_s": report.wall_s[k],
+            }
+            for k, m in report.metrics.items()
+        }
+        emit_json(
+            {
+                "instance": inst.name,
+                "lower_bound_s": lb,
+                "output_dir": str(out),
+                "policies": policies,
+            }
+        )
+        return 0
+    print(table(_METRICS_HEADER, _metrics_rows(report.metrics, lb)))
+    print(f"\nplots written to {out}/: comparison.png, gantt-a-srpt.png")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Replay an instance under several policies, with plots and a provenance file."""
+    from asrpt_opt.analysis.replay import plot_replay, replay
+    from asrpt_opt.cli._common import use_agg
+
+    inst = load_instance(args.instance)
+    report = replay(
+        inst,
+        name_list(args.policies, POLICIES, "policy"),
+        placement=args.placement,
+        predictor=args.predictor,
+        refit_every=args.refit_every,
+        seed=args.seed,
+        progress=Progress(f"{inst.name}", not args.json),
+    )
+    use_agg()
+    files = plot_replay(report, args.out)
+    if args.json:
+        emit_json({**report.to_json(), "files": files})
+        return 0
+    print(
+        f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.total_gpus} GPUs "
+        f"(predictor {args.predictor}, seed {args.seed})"
+    )
+    print(table(_METRICS_HEADER, _metrics_rows(report.metrics, report.lower_bound_s)))
+    print(f"\nwritten: {', '.join(files)}")
+    return 0
+
+
+def cmd_sensitivity(args: argparse.Namespace) -> int:
+    """Mean JCT and ratio to the lower bound as prediction error grows."""
+    from asrpt_opt.analysis.sensitivity import plot_sensitivity, sensitivity
+    from asrpt_opt.errors import UsageError
+
+    inst = load_instance(args.instance)
+    try:
+        mus = [float(m) for m in args.mu.split(",") if m.strip()]
+    except ValueError:
+        raise UsageError(f"invalid --mu {args.mu!r}: give numbers >= 1") from None
+    if not mus or min(mus) < 1:
+        raise UsageError(f"invalid --mu {args.mu!r}: give numbers >= 1")
+    report = sensitivity(inst, name_list(args.policies, POLICIES, "policy"), mus, seed=args.seed)
+    plot = None
+    if args.out:
+        from asrpt_opt.cli._common import use_agg
+
+        use_agg()
+        import matplotlib.pyplot as plt
+
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        plot = str(Path(args.out) / "sensitivity.png")
+        fig = plot_sensitivity(report)
+        fig.savefig(plot, dpi=120)
+        plt.close(fig)
+    if args.json:
+        emit_json({**report.to_json(), "plot": plot})
+        return 0
+    header = ("policy", *(f"mu={m:g}" for m in report.mus))
+    print(f"{inst.name}: mean JCT (s) with noisy predictions (seed {args.seed})")
+    print(table(header, [(n, *(p.mean_jct_s for p in r)) for n, r in report.points.items()]))
+    print("\nsum w_j C_j / lower bound")
+    print(
+        table(
+            header, [(n, *(p.ratio_to_lower_bound for p in r)) for n, r in report.points.items()]
+        )
+    )
+    if plot:
+        print(f"plot written to {plot}")
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add this group's commands to the ``asrpt-opt`` parser.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+    """
+    p = sub.add_parser("validate", help="check an instance file")
+    p.add_argument("instance", help="instance file (asrpt-instance/1 JSON)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("relax", help="lower bounds from the single-machine relaxation")
+    p.add_argument("instance")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_relax)
+
+    p = sub.add_parser("simulate", help="simulate one policy on an instance")
+    p.add_argument("instance")
+    p.add_argument(
+        "--policy",
+        default="a-srpt",
+        type=registry_name(POLICIES, "policy"),
+        metavar="NAME",
+        help=f"one of: {', '.join(POLICIES)} (default a-srpt)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--restore-overhead",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds a resumed job needs before it progresses (default 0)",
+    )
+    p.add_argument(
+        "--predictor",
+        type=registry_name(PREDICTORS, "predictor"),
+        default="oracle",
+        metavar="NAME",
+        help=f"length predictions the policy sees: one of {', '.join(PREDICTORS)} "
+        "(default oracle, the truth)",
+    )
+    p.add_argument("--mu", type=float, default=2.0, help="noisy predictor's distortion")
+    p.add_argument("--bias", type=float, default=1.0, help="noisy predictor's bias")
+    p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("sensitivity", help="policies under growing prediction error")
+    p.add_argument("instance")
+    p.add_argument("--policies", default="a-srpt,srpt,sjf,2d-las")
+    p.add_argument("--mu", default="1,1.5,2,4,8", help="distortions to try (>= 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", metavar="DIR", help="write sensitivity.png here")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_sensitivity)
+
+    p = sub.add_parser("replay", help="every policy on an instance: table, plots, provenance")
+    p.add_argument("instance")
+    p.add_argument("--policies", default="a-srpt,fifo,srtf,2d-las,sjf")
+    p.add_argument(
+        "--placement",
+        default="mincut",
+        type=registry_name(METHODS, "placement method"),
+        metavar="METHOD",
+        help=f"placement method that arranges DNN jobs' workers: one of {', '.join(METHODS)} "
+        "(default mincut)",
+    )
+    p.add_argument(
+        "--predictor",
+        default="oracle",
+        type=registry_name(PREDICTORS, "predictor"),
+        metavar="NAME",
+        help=f"length predictor: one of {', '.join(PREDICTORS)} (default oracle)",
+    )
+    p.add_argument(
+        "--refit-every",
+        type=int,
+        metavar="K",
+        help="refit the predictor after every K completions",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="asrpt-replay", help="folder for plots and results.json")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
+    p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")
+    p.add_argument("--n-jobs", type=int, default=400, help="jobs from the trace (default 400)")
+    p.add_argument(
+        "--cluster",
+        type=parse_servers,
+        default=(8,) * 8,
+        help="SERVERSxGPUS or a list of GPUs per server (default 8x8)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_demo)

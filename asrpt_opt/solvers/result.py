@@ -1,0 +1,188 @@
+"""The records offline solves return, and the honest status vocabulary."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import Schedule
+
+__all__ = [
+    "STATUSES",
+    "BackendOutcome",
+    "SolveResult",
+    "SolveStatus",
+    "optimum_record",
+    "quiet_stdout",
+]
+
+
+class SolveStatus(StrEnum):
+    """What a solve proved. ``OPTIMAL`` only when a proven bound meets the incumbent's value.
+
+    The members are strings (``SolveStatus.OPTIMAL == "optimal"``), so they print and serialise
+    as the ``--json`` contract's status words.
+    """
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
+    ERROR = "error"
+
+
+#: The status words, in the order of :class:`SolveStatus`.
+STATUSES = tuple(s.value for s in SolveStatus)
+
+#: Per job, the pieces a backend schedules: (start, end, allocation) in time units.
+Runs = list[list[tuple[int, int, Allocation]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackendOutcome:
+    """What one backend (CP-SAT or the MILP) reports about one discretised model.
+
+    Attributes
+    ----------
+    status : SolveStatus
+        The backend's own verdict, before the schedule is validated.
+    bound_units : float
+        Best proven lower bound on the weighted objective, in time units (-inf if none).
+    runs : list or None
+        Per job, its pieces (start, end, allocation) in time units; None without a solution.
+    wall_s : float
+    """
+
+    status: SolveStatus
+    bound_units: float
+    runs: Runs | None
+    wall_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolveResult:
+    """Outcome of an offline solve.
+
+    Attributes
+    ----------
+    status : SolveStatus
+    objective_s : float or None
+        sum w_j C_j of the best verified schedule, recomputed from it.
+    bound_s : float or None
+        A proven lower bound on the model's optimum (the solver's dual bound, the LP
+        relaxation or the relaxation bounds, whichever is largest); None when infeasible.
+    schedule : Schedule or None
+        The best verified schedule.
+    backend : str
+    cluster_model : str
+        The offline model's GPU-sharing rule (``pooled``, ``server-local`` or ``spread``).
+    preemptive : bool
+    wall_s : float
+    solver : str
+        Solver name and version.
+    params : dict
+        Parameters the solve used (time limit, gap, threads, seed, time unit...).
+    message : str
+        Why the status is what it is, when that needs saying.
+    """
+
+    status: SolveStatus
+    objective_s: float | None
+    bound_s: float | None
+    schedule: Schedule | None
+    backend: str
+    cluster_model: str
+    preemptive: bool
+    wall_s: float
+    solver: str
+    params: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``solve --json`` object of DESIGN.md section 5, plus provenance."""
+        return {
+            "status": self.status.value,
+            "objective_s": self.objective_s,
+            "bound_s": self.bound_s,
+            "backend": self.backend,
+            "placement": self.cluster_model,
+            "preemptive": self.preemptive,
+            "solver": self.solver,
+            "wall_s": self.wall_s,
+            "params": self.params,
+            "message": self.message,
+            "jobs": [run.to_json() for run in self.schedule.runs] if self.schedule else [],
+        }
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Silence C-level writes to stdout (HiGHS prints a banner when a model is created),
+    so that library calls never print and ``--json`` output stays clean.
+
+    Returns
+    -------
+    context manager
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), fd)
+            yield
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def optimum_record(result: SolveResult, instance: Instance, *, source: str) -> dict[str, Any]:
+    """A solve's result with its provenance, as kept in ``instances/optima/``.
+
+    Parameters
+    ----------
+    result : SolveResult
+    instance : Instance
+        The instance solved (its SHA-256 is recorded).
+    source : str
+        The instance file's name.
+
+    Returns
+    -------
+    dict
+        JSON-ready: instance file and hash, model, status, objective, bound, solver, parameters,
+        wall time, package version and date.
+    """
+    import datetime
+    import hashlib
+    from importlib.metadata import version
+
+    from asrpt_opt.model.io import dumps_instance
+
+    return {
+        "instance": source,
+        "instance_sha256": hashlib.sha256(dumps_instance(instance).encode()).hexdigest(),
+        "preemptive": result.preemptive,
+        "placement": result.cluster_model,
+        "status": result.status.value,
+        "objective_s": result.objective_s,
+        "bound_s": result.bound_s,
+        "backend": result.backend,
+        "solver": result.solver,
+        "params": result.params,
+        "wall_s": round(result.wall_s, 3),
+        "asrpt_opt": version("asrpt-opt"),
+        "date": datetime.date.today().isoformat(),
+        "message": result.message,
+    }

@@ -1,0 +1,394 @@
+"""The front door of the offline solvers: :func:`solve`.
+
+``solve`` discretises the instance, builds a verified incumbent by list scheduling, runs the
+chosen solver (``cpsat``, ``milp`` or the ``portfolio`` of both), checks every schedule with the
+independent validator, recomputes the objective from it, and calls the result optimal only when
+a proven bound meets it. OR-Tools and PuLP load when a backend is first built.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import tomllib
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from os import PathLike
+from pathlib import Path
+from typing import Any, Protocol
+
+from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError, lookup
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.schedule import Schedule
+from asrpt_opt.relaxation.bounds import lower_bounds
+from asrpt_opt.sim.validate import validate_schedule
+from asrpt_opt.solvers._data import (
+    Discrete,
+    InfeasibleInstance,
+    discretise,
+    list_schedule,
+    to_schedule,
+)
+from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveResult, SolveStatus, quiet_stdout
+from asrpt_opt.speed.default import CLUSTER_MODELS, offline_speed
+
+__all__ = [
+    "BACKENDS",
+    "SOLVERS",
+    "SolverParams",
+    "load_preset",
+    "make_backend",
+    "solve",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class Backend(Protocol):
+    """A model of one discretised instance that a solver can solve."""
+
+    def solve(
+        self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
+    ) -> BackendOutcome:
+        """Solve within the limits and report what was proven."""
+
+
+def _cpsat(data: Discrete, *, preemptive: bool, hint: Any) -> Backend:
+    from asrpt_opt.solvers.cpsat import CPSATModel
+
+    return CPSATModel(data, preemptive=preemptive, hint=hint)
+
+
+def _milp(data: Discrete, *, preemptive: bool, hint: Any) -> Backend:
+    from asrpt_opt.solvers.milp import TimeIndexedMILP
+
+    del hint  # the MILP is not warm-started
+    return TimeIndexedMILP(data, preemptive=preemptive)
+
+
+#: Exact backends by name: each builds a model of a discretised instance.
+BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
+
+#: What ``solve --solver`` accepts: a backend, or the portfolio (CP-SAT, then the MILP).
+SOLVERS = ("portfolio", *BACKENDS)
+
+_VERSIONS = {
+    "cpsat": lambda: f"ortools {version('ortools')}",
+    "milp": lambda: f"pulp {version('pulp')} + HiGHS {version('highspy')}",
+}
+
+
+def make_backend(name: str, data: Discrete, *, preemptive: bool, hint: Any = None) -> Backend:
+    """Build the exact backend ``name`` for ``data``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`BACKENDS`.
+    data : Discrete
+        The discretised instance.
+    preemptive : bool
+    hint : list, optional
+        A feasible non-preemptive schedule to warm-start from (CP-SAT only).
+
+    Returns
+    -------
+    Backend
+    """
+    return lookup(BACKENDS, name, what="solver")(data, preemptive=preemptive, hint=hint)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolverParams:
+    """Solver parameters, as in the TOML presets of the top-level ``solvers/`` folder.
+
+    Parameters
+    ----------
+    time_limit_s : float
+        Per backend, > 0.
+    relative_gap : float
+        Stop when the gap is below this (0 = prove optimality).
+    threads : int
+    seed : int
+    """
+
+    time_limit_s: float = 10.0
+    relative_gap: float = 0.0
+    threads: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.time_limit_s > 0:
+            raise SolverError(f"time_limit_s must be > 0, got {self.time_limit_s!r}")
+        if not 0 <= self.relative_gap < 1:
+            raise SolverError(f"relative_gap must be in [0, 1), got {self.relative_gap!r}")
+        if self.threads < 1:
+            raise SolverError(f"threads must be >= 1, got {self.threads!r}")
+
+
+def load_preset(path: str | PathLike[str]) -> SolverParams:
+    """Read a TOML solver preset.
+
+    Parameters
+    ----------
+    path : path-like
+        A file with any of ``time_limit_s``, ``relative_gap``, ``threads``, ``seed``.
+
+    Returns
+    -------
+    SolverParams
+    """
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SolverError(f"{path}: cannot read preset: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SolverError(f"{path}: invalid TOML: {exc}") from None
+    known = {"time_limit_s", "relative_gap", "threads", "seed"}
+    for key in data:
+        if key not in known:
+            raise SolverError(f"{path}: unknown key {key!r} (allowed: {', '.join(sorted(known))})")
+    try:
+        return SolverParams(**data)
+    except (TypeError, SolverError) as exc:
+        raise SolverError(f"{path}: {exc}") from None
+
+
+def _verify(
+    instance: Instance, data: Discrete, runs: Runs, cluster_model: str
+) -> tuple[Schedule, float]:
+    schedule = to_schedule(data, runs)
+    validate_schedule(instance, schedule, speed=offline_speed(cluster_model))
+    if cluster_model == "server-local":
+        for run in schedule.runs:
+            if any(len(seg.allocation) != 1 for seg in run.segments):
+                raise ScheduleError(
+                    f"job {run.id!r} spans servers under the server-local cluster model"
+                )
+    return schedule, schedule.total_weighted_completion_s(instance)
+
+
+def _online_incumbent(
+    instance: Instance, *, preemptive: bool, cluster_model: str
+) -> tuple[Schedule, float] | None:
+    """Best schedule of the preemptive online policies on the pooled cluster, as a warm start.
+
+    On integer data these policies preempt only at integer times (every event is a release
+    or a completion), so their schedules are feasible for the unit-slot preemptive model.
+    """
+    if not (preemptive and cluster_model == "pooled"):
+        return None
+    from asrpt_opt.sim.engine import simulate
+
+    best: tuple[Schedule, float] | None = None
+    for policy in ("srtf", "a-srpt", "srsf"):
+        result = simulate(instance, policy, speed=offline_speed("pooled"))
+        times = [
+            x
+            for run in result.schedule.runs
+            for seg in run.segments
+            for x in (seg.start_s, seg.end_s)
+        ]
+        if any(abs(x - round(x)) > 1e-9 for x in times):
+            continue
+        value = result.schedule.total_weighted_completion_s(instance)
+        if best is None or value < best[1]:
+            best = (result.schedule, value)
+    return best
+
+
+def _renamed(old: str, new: str, value: str | None, current: str) -> str:
+    if value is None:
+        return current
+    warnings.warn(
+        f"solve(..., {old}=) is deprecated; use {new}=", DeprecationWarning, stacklevel=3
+    )
+    return value
+
+
+def _check_model(cluster_model: str, solver: str, preemptive: bool) -> None:
+    if cluster_model not in CLUSTER_MODELS:
+        raise UnknownNameError("cluster model", cluster_model, CLUSTER_MODELS)
+    if solver not in SOLVERS:
+        raise UnknownNameError("solver", solver, SOLVERS)
+    if cluster_model == "spread" and solver == "milp":
+        raise SolverError(
+            "the spread cluster model (variable per-server split) is modelled by the cpsat "
+            "solver only; use --solver cpsat or portfolio"
+        )
+    if preemptive and cluster_model == "spread":
+        raise SolverError("preemptive models support the pooled and server-local cluster models")
+
+
+def solve(
+    instance: Instance,
+    *,
+    preemptive: bool = False,
+    cluster_model: str = "pooled",
+    solver: str = "portfolio",
+    params: SolverParams | None = None,
+    lp_bound: bool = True,
+    placement: str | None = None,
+    backend: str | None = None,
+) -> SolveResult:
+    """Compute the offline optimum of sum w_j C_j (or the best proven interval).
+
+    Parameters
+    ----------
+    instance : Instance
+        Abstract jobs only.
+    preemptive : bool
+        Allow preemption at integer multiples of the instance's time unit (the largest unit
+        that divides every release and duration); otherwise jobs run without interruption.
+    cluster_model : {"pooled", "server-local", "spread"}
+        How jobs share the cluster's GPUs. ``pooled``: one pool of GPUs (spreading costs
+        nothing); ``server-local``: every job on one server; ``spread``: a job may span servers
+        at its ``spread_slowdown`` (non-preemptive, cpsat only).
+    solver : {"portfolio", "cpsat", "milp"}
+        ``portfolio`` runs cpsat, then the MILP if cpsat did not prove optimality, and keeps
+        the best proven bound and the best verified schedule.
+    params : SolverParams, optional
+    lp_bound : bool
+        When optimality is not proven, also compute the LP relaxation bound.
+    placement, backend : str, optional
+        Deprecated names of ``cluster_model`` and ``solver``.
+
+    Returns
+    -------
+    SolveResult
+
+    References
+    ----------
+    .. [1] M. E. Dyer, L. A. Wolsey, "Formulating the single machine sequencing problem with
+       release dates as a mixed integer program", Discrete Applied Mathematics 26:255-270,
+       1990.
+    .. [2] L. Perron, F. Didier, CP-SAT, Google OR-Tools.
+    """
+    cluster_model = _renamed("placement", "cluster_model", placement, cluster_model)
+    solver = _renamed("backend", "solver", backend, solver)
+    _check_model(cluster_model, solver, preemptive)
+    params = params or SolverParams()
+    t0 = time.perf_counter()
+    online = _online_incumbent(instance, preemptive=preemptive, cluster_model=cluster_model)
+    try:
+        data = discretise(
+            instance,
+            cluster_model,
+            preemptive=preemptive,
+            upper_bound_s=None if online is None else online[1],
+        )
+    except InfeasibleInstance as exc:
+        return SolveResult(
+            status=SolveStatus.INFEASIBLE,
+            objective_s=None,
+            bound_s=None,
+            schedule=None,
+            backend=solver,
+            cluster_model=cluster_model,
+            preemptive=preemptive,
+            wall_s=time.perf_counter() - t0,
+            solver="",
+            message=str(exc),
+        )
+    run = _Run(instance, data, cluster_model=cluster_model, preemptive=preemptive)
+    if online is not None and online[1] < run.value:
+        run.incumbent, run.value = online
+    if run.proven():
+        run.messages.append("a heuristic schedule meets the relaxation bound: no solver needed")
+        order: list[str] = []
+    elif solver == "portfolio":
+        order = ["cpsat"] if cluster_model == "spread" else ["cpsat", "milp"]
+    else:
+        order = [solver]
+    for name in order:
+        try:
+            run.backend(name, params)
+        except SolverError as exc:
+            run.messages.append(f"{name}: {exc}")
+            if solver != "portfolio":
+                raise
+            continue
+        if run.proven():
+            break
+    if lp_bound and not run.proven():
+        from asrpt_opt.solvers.milp import lp_bound_units
+
+        with quiet_stdout():
+            lp = lp_bound_units(data, preemptive=preemptive, time_limit_s=params.time_limit_s)
+        if math.isfinite(lp):
+            run.bound = max(run.bound, lp * data.unit_s)
+    if preemptive:
+        run.messages.append(
+            f"preemptive optimum is over schedules that preempt at multiples of {data.unit_s:g} s"
+        )
+    return SolveResult(
+        status=SolveStatus.OPTIMAL if run.proven() else SolveStatus.FEASIBLE,
+        objective_s=run.value,
+        bound_s=min(run.bound, run.value),
+        schedule=run.incumbent,
+        backend=solver if solver != "portfolio" else "portfolio(" + ",".join(run.used) + ")",
+        cluster_model=cluster_model,
+        preemptive=preemptive,
+        wall_s=time.perf_counter() - t0,
+        solver="; ".join(_VERSIONS[u]() for u in run.used) or "list scheduling only",
+        params={
+            "time_limit_s": params.time_limit_s,
+            "relative_gap": params.relative_gap,
+            "threads": params.threads,
+            "seed": params.seed,
+            "time_unit_s": data.unit_s,
+        },
+        message="; ".join(run.messages),
+    )
+
+
+class _Run:
+    """The state of one solve: best verified schedule, best proven bound, what ran."""
+
+    def __init__(
+        self, instance: Instance, data: Discrete, *, cluster_model: str, preemptive: bool
+    ) -> None:
+        self.instance = instance
+        self.data = data
+        self.cluster_model = cluster_model
+        self.preemptive = preemptive
+        self.bound = lower_bounds(instance, speed=offline_speed(cluster_model)).lower_bound_s
+        self.messages: list[str] = []
+        self.used: list[str] = []
+        # A verified incumbent before any solver runs: the best list schedule.
+        self.hint = list_schedule(data)
+        self.incumbent, self.value = _verify(
+            instance, data, [[(t, t + p, a)] for t, p, a in self.hint], cluster_model
+        )
+
+    def proven(self) -> bool:
+        """Whether the incumbent's value meets the proven bound."""
+        tol = 1e-9 * max(1.0, abs(self.value)) + 1e-9
+        return self.value <= self.bound + tol
+
+    def backend(self, name: str, params: SolverParams) -> None:
+        """Run backend ``name``; keep its bound and its schedule if the validator accepts it."""
+        with quiet_stdout():
+            model = make_backend(name, self.data, preemptive=self.preemptive, hint=self.hint)
+            out = model.solve(
+                time_limit_s=params.time_limit_s,
+                threads=params.threads,
+                gap=params.relative_gap,
+                seed=params.seed,
+            )
+        self.used.append(name)
+        if math.isfinite(out.bound_units):
+            self.bound = max(self.bound, out.bound_units * self.data.unit_s)
+        if out.runs is not None:
+            try:
+                schedule, obj = _verify(self.instance, self.data, out.runs, self.cluster_model)
+            except AsrptError as exc:
+                self.messages.append(f"{name}: schedule rejected by the validator: {exc}")
+                return
+            if obj < self.value:
+                self.incumbent, self.value = schedule, obj
+        if out.status == SolveStatus.INFEASIBLE:
+            self.messages.append(f"{name}: reported infeasible")
