@@ -1,8 +1,9 @@
 """asrpt-opt: online scheduling of distributed deep-learning training jobs on GPU clusters.
 
-A-SRPT (Luo, Liu, Lee, Shroff, IEEE INFOCOM 2025), the single-machine SRPT relaxation and its
-lower bounds, a discrete-event simulator with an independent schedule validator, and the
-baselines researchers compare against.
+A-SRPT (Z. Luo, J. Liu, M. Lee, N. B. Shroff, "Prediction-assisted online distributed deep
+learning workload scheduling in GPU clusters", IEEE INFOCOM 2025), the single-machine SRPT
+relaxation and its lower bounds, a discrete-event simulator with an independent schedule
+validator, and the baselines researchers compare against.
 """
 
 from asrpt_opt.errors import (

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from asrpt_opt.model import Cluster, Instance, Job
 
+# CI runs hypothesis derandomized, so that a red build is reproducible and never flaky; locally
+# the default profile keeps exploring new examples. Select with HYPOTHESIS_PROFILE=ci.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)
+
 DATA = Path(__file__).parent / "data"
+#: The repository root: tests find bundled files from here, never from the working directory.
+ROOT = Path(__file__).resolve().parents[1]
+TINY = str(ROOT / "instances" / "examples" / "tiny-abstract.json")
 
 
 @pytest.fixture(scope="session")

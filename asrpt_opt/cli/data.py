@@ -74,7 +74,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         errors=errors,
         seed=args.seed,
         gpu_kind=args.gpu_kind,
-        map_models=mapping,
+        model_map=mapping,
         intra_gbps=args.intra_gbps,
         inter_gbps=args.inter_gbps,
     )

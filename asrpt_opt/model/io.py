@@ -1,4 +1,4 @@
-"""Reading and writing instance files (format ``asrpt-instance/1``, DESIGN.md section 4).
+"""Reading and writing instance files (format ``asrpt-instance/1``, docs/instance-format.md).
 
 Every problem is reported as an :class:`~asrpt_opt.errors.InstanceError` that names the file,
 the JSON path and the reason, for example ``tiny.json: jobs[3].gpus: 12 exceeds the cluster's

@@ -79,7 +79,7 @@ class PlacementResult:
     lower_bound_bytes: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The ``place --json`` result object of DESIGN.md section 5."""
+        """The ``place --json`` result object (docs/output-format.md)."""
         return {
             "method": self.method,
             "servers": allocation_to_json(self.allocation),

@@ -25,7 +25,7 @@ _MARGIN = 1e-6
 
 
 class ASRPT(ListScheduler):
-    """A-SRPT as DESIGN.md section 2 defines it.
+    """A-SRPT as docs/asrpt.md describes it.
 
     1. Each arriving job j becomes a job of size ``v_j = q_j * p_hat_j / M`` on one virtual
        machine of speed 1, where ``p_hat_j`` is its predicted length on its best placement.
@@ -59,8 +59,8 @@ class ASRPT(ListScheduler):
 
     References
     ----------
-    .. [1] Y. Luo, Y. Liu, C. Lee, N. Shroff, "Adaptive scheduling of distributed deep learning
-       jobs" (A-SRPT), IEEE INFOCOM 2025, arXiv:2501.05563.
+    .. [1] Z. Luo, J. Liu, M. Lee, N. B. Shroff, "Prediction-assisted online distributed deep
+       learning workload scheduling in GPU clusters", IEEE INFOCOM 2025, arXiv:2501.05563.
     .. [2] L. Schrage, "A proof of the optimality of the shortest remaining processing time
        discipline", Operations Research 16(3):687-690, 1968.
     .. [3] L. A. Hall, A. S. Schulz, D. B. Shmoys, J. Wein, "Scheduling to minimize average

@@ -13,8 +13,9 @@ that value coded as "unseen" (random forest).
 References
 ----------
 .. [1] L. Breiman, "Random forests", Machine Learning 45:5-32, 2001.
-.. [2] Y. Luo, Y. Liu, C. Lee, N. Shroff, A-SRPT, IEEE INFOCOM 2025 (random-forest
-   prediction of recurring jobs' iterations).
+.. [2] Z. Luo, J. Liu, M. Lee, N. B. Shroff, "Prediction-assisted online distributed deep
+   learning workload scheduling in GPU clusters", IEEE INFOCOM 2025, arXiv:2501.05563
+   (random-forest prediction of recurring jobs' iterations).
 """
 
 from __future__ import annotations

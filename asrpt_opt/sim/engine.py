@@ -1,5 +1,9 @@
 """The discrete-event simulator.
 
+(Over 500 lines on purpose: the event loop, the state transitions it drives and the checks of
+a policy's decisions share the simulator's state arrays and are read together; splitting them
+would scatter one invariant, "state changes only at events", across modules.)
+
 Time jumps from event to event (no ticks). Events are job arrivals, job completions and
 wake-ups a policy asked for. At one instant the simulator processes, in this fixed order:
 
@@ -80,7 +84,7 @@ class SimulationResult:
     predicted_work: NDArray[np.float64]
 
     def to_json(self) -> dict[str, Any]:
-        """The ``simulate --json`` object of DESIGN.md section 5 (plus ``metrics``)."""
+        """The ``simulate --json`` object (docs/output-format.md)."""
         return {
             "policy": self.policy,
             "total_weighted_completion_s": self.metrics.total_weighted_completion_s,

@@ -106,7 +106,7 @@ class SolveResult:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``solve --json`` object of DESIGN.md section 5, plus provenance."""
+        """The ``solve --json`` object (docs/output-format.md), plus provenance."""
         return {
             "status": self.status.value,
             "objective_s": self.objective_s,

@@ -35,9 +35,10 @@ def _model_rules(instance: Instance, *, placement: str = "mincut") -> SpeedModel
     return ClusterSpeed(instance.cluster, method=placement)
 
 
-#: Speed models by the name an instance gives in ``speed_model`` (``None``: the model's rules).
-SPEED_MODELS: dict[str | None, Callable[..., SpeedModel]] = {
-    None: _model_rules,
+#: Speed models by the name an instance gives in ``speed_model``; ``default`` (the field
+#: absent) is the model's own rules.
+SPEED_MODELS: dict[str, Callable[..., SpeedModel]] = {
+    "default": _model_rules,
     "measured-pollux": _measured_pollux,
 }
 
@@ -48,7 +49,7 @@ def make_speed(name: str | None, instance: Instance, **params: Any) -> SpeedMode
     Parameters
     ----------
     name : str or None
-        A key of :data:`SPEED_MODELS`; None means the model's own rules.
+        A key of :data:`SPEED_MODELS`; None means ``default``, the model's own rules.
     instance : Instance
     **params
         Parameters of that speed model (for the model's rules: ``placement``, the method that
@@ -58,7 +59,7 @@ def make_speed(name: str | None, instance: Instance, **params: Any) -> SpeedMode
     -------
     SpeedModel
     """
-    factory = lookup(SPEED_MODELS, name, what="speed model")  # type: ignore[arg-type]
+    factory = lookup(SPEED_MODELS, "default" if name is None else name, what="speed model")
     return factory(instance, **params)
 
 
@@ -80,7 +81,7 @@ def default_speed(instance: Instance, *, placement: str = "mincut") -> SpeedMode
         and :class:`~asrpt_opt.speed.cluster.ClusterSpeed` when it has DNN jobs.
     """
     if instance.speed_model is None:
-        return make_speed(None, instance, placement=placement)
+        return make_speed("default", instance, placement=placement)
     return make_speed(instance.speed_model, instance)
 
 

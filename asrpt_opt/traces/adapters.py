@@ -43,7 +43,6 @@ from asrpt_opt.traces._rows import read_rows
 __all__ = [
     "FORMATS",
     "TraceJob",
-    "map_models",
     "read_helios",
     "read_pai",
     "read_philly",
@@ -475,86 +474,3 @@ def trace_instance(
         jobs=tuple(out),
         provenance=provenance,
     )
-
-
-def map_models(
-    instance: Instance,
-    mapping: dict[str, str],
-    *,
-    intra_gbps: float = 300.0,
-    inter_gbps: float = 12.5,
-) -> Instance:
-    """Turn abstract jobs whose ``features["model"]`` is mapped into DNN jobs.
-
-    A mapped job becomes data-parallel (dp = its GPUs) on the bundled model it maps to, with
-    ``iterations = round(duration_s / tau)``, tau being the model's iteration time on the
-    job's best placement in an empty cluster: the measured run time divided by a modelled
-    speed. The cluster gains the two bandwidths; the mapping and this rule go into the
-    provenance. Unmapped jobs stay abstract.
-
-    Parameters
-    ----------
-    instance : Instance
-    mapping : dict
-        Trace model name -> bundled model name (see :data:`asrpt_opt.model.dnn.MODELS`).
-    intra_gbps, inter_gbps : float
-
-    Returns
-    -------
-    Instance
-    """
-    from asrpt_opt.model.dnn import MODELS
-    from asrpt_opt.model.job import Parallelism
-    from asrpt_opt.speed.cluster import ClusterSpeed
-
-    for trace_name, model in mapping.items():
-        if model not in MODELS:
-            raise InstanceError(
-                f"--map-models {trace_name}={model}: unknown model {model!r} "
-                f"(known: {', '.join(MODELS)})"
-            )
-    cluster = Cluster(
-        servers=instance.cluster.servers,
-        intra_server_gbps=intra_gbps,
-        inter_server_gbps=inter_gbps,
-    )
-    speed = ClusterSpeed(cluster)
-    jobs = []
-    mapped = 0
-    for job in instance.jobs:
-        target = mapping.get(str(job.features.get("model", "")))
-        if target is None or job.duration_s is None:
-            jobs.append(job)
-            continue
-        dnn = Job(
-            id=job.id,
-            release_s=job.release_s,
-            gpus=job.gpus,
-            weight=job.weight,
-            model=target,
-            parallelism=Parallelism(dp=job.gpus),
-            iterations=1,
-            features=dict(job.features),
-        )
-        tau = 1.0 / speed.best_rate(dnn, cluster)
-        iterations = max(1, round(job.duration_s / tau))
-        jobs.append(
-            Job(
-                id=job.id,
-                release_s=job.release_s,
-                gpus=job.gpus,
-                weight=job.weight,
-                model=target,
-                parallelism=Parallelism(dp=job.gpus),
-                iterations=iterations,
-                features=dict(job.features),
-            )
-        )
-        mapped += 1
-    provenance = dict(instance.provenance)
-    provenance["map_models"] = ",".join(f"{k}={v}" for k, v in sorted(mapping.items()))
-    provenance["mapped_jobs"] = mapped
-    provenance["mapped_iterations"] = (
-        "round(run time / modelled iteration time on the best placement), data-parallel"
-    )
-    return Instance(name=instance.name, cluster=cluster, jobs=tuple(jobs), provenance=provenance)

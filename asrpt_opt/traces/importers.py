@@ -11,14 +11,16 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from asrpt_opt.errors import UsageError, lookup
+from asrpt_opt.errors import InstanceError, UsageError, lookup
+from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.job import Job, Parallelism
 from asrpt_opt.traces.adapters import FORMATS, trace_instance
-from asrpt_opt.traces.adapters import map_models as map_models_onto
 from asrpt_opt.traces.gavel import gavel_instance
 from asrpt_opt.traces.pollux import pollux_instance
 
-__all__ = ["TRACE_FORMATS", "import_trace", "load_jobs", "make_importer"]
+__all__ = ["TRACE_FORMATS", "import_trace", "load_jobs", "make_importer", "map_models"]
+
 
 Importer = Callable[..., Instance]
 
@@ -101,12 +103,12 @@ def import_trace(
     errors: list[str] | None = None,
     seed: int = 0,
     gpu_kind: str = "v100",
-    map_models: dict[str, str] | None = None,
+    model_map: dict[str, str] | None = None,
     intra_gbps: float = 300.0,
     inter_gbps: float = 12.5,
 ) -> Instance:
     """Read a trace of format ``fmt`` into an instance (abstract jobs, or DNN jobs for the
-    trace models named in ``map_models``).
+    trace models named in ``model_map``).
 
     Parameters
     ----------
@@ -123,11 +125,11 @@ def import_trace(
         pollux: seed of the imputed lengths.
     gpu_kind : str
         gavel: GPU kind of the throughputs.
-    map_models : dict, optional
+    model_map : dict, optional
         Trace model name -> bundled model: those jobs become DNN jobs
-        (:func:`~asrpt_opt.traces.adapters.map_models`).
+        (:func:`map_models`).
     intra_gbps, inter_gbps : float
-        The cluster's bandwidths, with ``map_models``.
+        The cluster's bandwidths, with ``model_map``.
 
     Returns
     -------
@@ -136,8 +138,8 @@ def import_trace(
     inst = make_importer(fmt)(
         source, servers=servers, n_jobs=n_jobs, errors=errors, seed=seed, gpu_kind=gpu_kind
     )
-    if map_models:
-        inst = map_models_onto(inst, map_models, intra_gbps=intra_gbps, inter_gbps=inter_gbps)
+    if model_map:
+        inst = map_models(inst, model_map, intra_gbps=intra_gbps, inter_gbps=inter_gbps)
     return inst
 
 
@@ -173,3 +175,85 @@ def load_jobs(spec: str) -> Instance:
     if spec.endswith(".trace"):
         return gavel_instance(n_jobs=10**9, servers=(8,) * 8, trace=spec)
     return load_instance(spec)
+
+
+def map_models(
+    instance: Instance,
+    mapping: dict[str, str],
+    *,
+    intra_gbps: float = 300.0,
+    inter_gbps: float = 12.5,
+) -> Instance:
+    """Turn abstract jobs whose ``features["model"]`` is mapped into DNN jobs.
+
+    A mapped job becomes data-parallel (dp = its GPUs) on the bundled model it maps to, with
+    ``iterations = round(duration_s / tau)``, tau being the model's iteration time on the
+    job's best placement in an empty cluster: the measured run time divided by a modelled
+    speed. The cluster gains the two bandwidths; the mapping and this rule go into the
+    provenance. Unmapped jobs stay abstract.
+
+    Parameters
+    ----------
+    instance : Instance
+    mapping : dict
+        Trace model name -> bundled model name (see :data:`asrpt_opt.model.dnn.MODELS`).
+    intra_gbps, inter_gbps : float
+
+    Returns
+    -------
+    Instance
+    """
+    from asrpt_opt.model.dnn import MODELS
+    from asrpt_opt.speed.cluster import ClusterSpeed
+
+    for trace_name, model in mapping.items():
+        if model not in MODELS:
+            raise InstanceError(
+                f"--map-models {trace_name}={model}: unknown model {model!r} "
+                f"(known: {', '.join(MODELS)})"
+            )
+    cluster = Cluster(
+        servers=instance.cluster.servers,
+        intra_server_gbps=intra_gbps,
+        inter_server_gbps=inter_gbps,
+    )
+    speed = ClusterSpeed(cluster)
+    jobs = []
+    mapped = 0
+    for job in instance.jobs:
+        target = mapping.get(str(job.features.get("model", "")))
+        if target is None or job.duration_s is None:
+            jobs.append(job)
+            continue
+        dnn = Job(
+            id=job.id,
+            release_s=job.release_s,
+            gpus=job.gpus,
+            weight=job.weight,
+            model=target,
+            parallelism=Parallelism(dp=job.gpus),
+            iterations=1,
+            features=dict(job.features),
+        )
+        tau = 1.0 / speed.best_rate(dnn, cluster)
+        iterations = max(1, round(job.duration_s / tau))
+        jobs.append(
+            Job(
+                id=job.id,
+                release_s=job.release_s,
+                gpus=job.gpus,
+                weight=job.weight,
+                model=target,
+                parallelism=Parallelism(dp=job.gpus),
+                iterations=iterations,
+                features=dict(job.features),
+            )
+        )
+        mapped += 1
+    provenance = dict(instance.provenance)
+    provenance["map_models"] = ",".join(f"{k}={v}" for k, v in sorted(mapping.items()))
+    provenance["mapped_jobs"] = mapped
+    provenance["mapped_iterations"] = (
+        "round(run time / modelled iteration time on the best placement), data-parallel"
+    )
+    return Instance(name=instance.name, cluster=cluster, jobs=tuple(jobs), provenance=provenance)

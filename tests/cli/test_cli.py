@@ -226,3 +226,61 @@ def test_cli_reference_is_current():
                 continue
             for option in action.option_strings:
                 assert option in section, f"{name}: {option} missing from docs/cli.md"
+
+
+def test_a_library_bug_is_not_reported_as_bad_input(capsys, monkeypatch):
+    import asrpt_opt.cli.simulate as commands
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an internal inconsistency")
+
+    monkeypatch.setattr(commands, "simulate", broken)
+    status, out, err = run(capsys, "simulate", TINY)
+    assert status == 1
+    assert out == ""
+    assert "Traceback" in err
+    assert "RuntimeError: an internal inconsistency" in err
+    assert "please report it" in err
+    assert "asrpt-opt: error:" not in err
+
+
+def test_usage_errors_are_one_line(capsys):
+    status, out, err = run(capsys, "simulate", TINY, "--policy", "lifo")
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("asrpt-opt: error: asrpt-opt simulate: argument --policy: ")
+    assert "unknown policy 'lifo' (known: 2d-las, a-srpt, fifo" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            ["solve", TINY, "--placement", "server-local"],
+            ["solve", TINY, "--cluster-model", "server-local"],
+        ),
+        (["solve", TINY, "--backend", "cpsat"], ["solve", TINY, "--solver", "cpsat"]),
+    ],
+)
+def test_old_flags_still_work_with_a_deprecation_warning(capsys, old, new):
+    status, out_old, err = run(capsys, *old, "--json")
+    assert status == 0
+    assert "is deprecated here" in err
+    assert ("--cluster-model" in err) or ("--solver" in err)
+    status, out_new, err_new = run(capsys, *new, "--json")
+    assert status == 0
+    assert "deprecated" not in err_new
+    drop = lambda text: {k: v for k, v in json.loads(text).items() if k != "wall_s"}  # noqa: E731
+    assert drop(out_old) == drop(out_new)
+
+
+def test_ratio_backend_flag_is_the_executor(capsys, tmp_path):
+    args = ["ratio", "--family", "single", "--n", "3", "--seeds", "2", "--policies", "fifo"]
+    status, out, err = run(
+        capsys, *args, "--backend", "loky", "--store", str(tmp_path / "a"), "--json"
+    )
+    assert status == 0
+    assert "use --executor" in err
+    config = json.loads(out)["config"]
+    assert config["solver"] == config["backend"] == "portfolio"

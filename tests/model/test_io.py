@@ -206,3 +206,28 @@ def test_dataclasses_validate_when_built_in_python():
             jobs=(Job(id="x", release_s=0, gpus=3, duration_s=1),),
         )
     assert Cluster.uniform(2, 4).servers == (4, 4)
+
+
+def test_speed_model_is_a_validated_top_level_field(tmp_path: Path):
+    doc = json.loads(json.dumps(DESIGN_EXAMPLE))
+    doc["jobs"] = doc["jobs"][:2]
+    doc["speed_model"] = "measured-pollux"
+    inst = instance_from_dict(doc)
+    assert inst.speed_model == "measured-pollux"
+    assert json.loads(dumps_instance(inst))["speed_model"] == "measured-pollux"
+    doc["speed_model"] = "fast"
+    with pytest.raises(InstanceError, match=r"speed_model: unknown speed model 'fast'"):
+        instance_from_dict(doc, source="x.json")
+    del doc["speed_model"]
+    assert "speed_model" not in json.loads(dumps_instance(instance_from_dict(doc)))
+
+
+def test_legacy_provenance_speed_model_is_read_with_a_warning(caplog):
+    doc = json.loads(json.dumps(DESIGN_EXAMPLE))
+    doc["jobs"] = doc["jobs"][:2]
+    doc["provenance"] = {"speed_model": "pollux-measured", "source": "old"}
+    with caplog.at_level("WARNING"):
+        inst = instance_from_dict(doc)
+    assert inst.speed_model == "measured-pollux"
+    assert dict(inst.provenance) == {"source": "old"}
+    assert "deprecated" in caplog.text

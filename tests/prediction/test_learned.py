@@ -16,6 +16,7 @@ from asrpt_opt.prediction.evaluate import rolling_origin
 from asrpt_opt.prediction.features import job_key
 from asrpt_opt.sim import simulate
 from asrpt_opt.traces import recurring_jobs
+from tests.conftest import TINY
 
 INST = recurring_jobs(600, servers=(8, 8), n_groups=20, seed=3)
 LEARNED = ["rf", "history", "median", "last", "global"]
@@ -184,7 +185,7 @@ def test_cli_predict_and_sensitivity(capsys, tmp_path):
         main(
             [
                 "sensitivity",
-                "instances/examples/tiny-abstract.json",
+                TINY,
                 "--policies",
                 "a-srpt,srpt",
                 "--mu",
@@ -199,5 +200,5 @@ def test_cli_predict_and_sensitivity(capsys, tmp_path):
     data = json.loads(capsys.readouterr().out)
     assert [r["mu"] for r in data["policies"]["srpt"]] == [1.0, 4.0]
     assert all(r["ratio_to_lower_bound"] >= 1 for rows in data["policies"].values() for r in rows)
-    assert main(["sensitivity", "instances/examples/tiny-abstract.json", "--mu", "0.5"]) == 2
+    assert main(["sensitivity", TINY, "--mu", "0.5"]) == 2
     assert main(["predict", "recurring:40", "--predictors", "tea-leaves"]) == 2

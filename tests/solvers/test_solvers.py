@@ -18,7 +18,7 @@ from asrpt_opt.solvers._data import discretise
 from asrpt_opt.solvers.cpsat import CPSATModel
 from asrpt_opt.solvers.milp import TimeIndexedMILP
 from asrpt_opt.speed.base import PooledSpeed
-from tests.conftest import instances, make_instance
+from tests.conftest import ROOT, TINY, instances, make_instance
 
 KLASSES = {
     "1|r_j,pmtn|sum C_j": True,
@@ -164,7 +164,7 @@ def test_bad_requests():
 
 
 def test_presets(tmp_path):
-    params = load_preset("solvers/default.toml")
+    params = load_preset(ROOT / "solvers" / "default.toml")
     assert params.time_limit_s == 60.0
     bad = tmp_path / "bad.toml"
     bad.write_text("time_limit = 3\n")
@@ -182,8 +182,8 @@ def test_cli_solve_json_contract(capsys, tmp_path):
     status = main(
         [
             "solve",
-            "instances/examples/tiny-abstract.json",
-            "--placement",
+            TINY,
+            "--cluster-model",
             "spread",
             "--json",
             "--plot",
@@ -196,12 +196,10 @@ def test_cli_solve_json_contract(capsys, tmp_path):
     assert data["objective_s"] == data["bound_s"]
     assert {"status", "objective_s", "bound_s", "jobs"} <= set(data)
     assert png.read_bytes()[:4] == b"\x89PNG"
-    status = main(
-        ["solve", "instances/examples/tiny-abstract.json", "--placement", "server-local", "--json"]
-    )
+    status = main(["solve", TINY, "--cluster-model", "server-local", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "infeasible"
     assert data["objective_s"] is None
-    status = main(["solve", "instances/examples/tiny-abstract.json", "--preset", "nope.toml"])
+    status = main(["solve", TINY, "--preset", "nope.toml"])
     assert status == 2
     assert "nope.toml: cannot read preset" in capsys.readouterr().err
