@@ -8,7 +8,11 @@ import pytest
 
 from tests.conftest import ROOT
 
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "instances" / "README.md"]
+DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "instances" / "README.md",
+]
 TOP = ("asrpt_opt/", "instances/", "docs/", "solvers/", "notebooks/", "benchmarks/", "tests/")
 # Files the commands write, named as examples of output, not as repository files.
 OUTPUTS = ("asrpt-demo/", "asrpt-replay/")
