@@ -187,12 +187,13 @@ class ASRPT(ListScheduler):
             self._raise_overrun(view)
         return super().decide(view)
 
-    def _watch(self, job: int, view: ClusterView, rate: float) -> None:
-        # Earliest instant the job's attained work can pass its prediction at ``rate``; an
-        # early estimate only costs a wake-up that re-arms the watch with the true rate.
+    def _watch(self, job: int, view: ClusterView, rate: float, progress_s: float) -> None:
+        # The instant the job's attained work passes its prediction, running at ``rate`` and
+        # making progress from ``progress_s`` on (after any restore overhead): exact, so the
+        # wake-up it asks for finds the overrun it was asked for.
         self._cross_seq[job] += 1
         left = self._pred[job] * (1.0 + 2.0 * _MARGIN) - view.attained_work(job)
-        when = view.now_s + max(left, 0.0) / rate
+        when = max(progress_s, view.now_s) + max(left, 0.0) / rate
         heapq.heappush(self._cross, (when, job, self._cross_seq[job]))
 
     def _raise_overrun(self, view: ClusterView) -> None:
@@ -210,7 +211,7 @@ class ASRPT(ListScheduler):
                 extra = self._virtual_size(j, new - self._pred[j], view)
                 self._pred[j] = new
                 self._extend(j, extra, view)
-            self._watch(j, view, view.rate(j))
+            self._watch(j, view, view.rate(j), view.progress_start_s(j))
 
     def _extend(self, job: int, extra: float, view: ClusterView) -> None:
         # ``_advance`` has just re-keyed every unfinished job to its exact remaining virtual
@@ -229,14 +230,16 @@ class ASRPT(ListScheduler):
     def wake_time(
         self, view: ClusterView, starts: list[Start], preempts: list[int]
     ) -> float | None:
-        """The earliest instant a running job could pass its prediction."""
-        if self.adaptive == "none":
+        """The instant the first running job passes its prediction (never, when the
+        predictions cannot be below the truth)."""
+        if self.adaptive == "none" or view.predictions_never_low:
             return None
         for v in preempts:
             self._cross_seq[v] += 1
         for st in starts:
-            # The fastest possible rate gives the earliest possible crossing.
-            self._watch(st.job, view, float(view.best_rate[st.job]))
+            resumed = view.was_started(st.job)
+            progress = view.now_s + (view.restore_overhead_s if resumed else 0.0)
+            self._watch(st.job, view, view.rate_on(st.job, st.allocation), progress)
         heap = self._cross
         while heap and heap[0][2] != self._cross_seq[heap[0][1]]:
             heapq.heappop(heap)

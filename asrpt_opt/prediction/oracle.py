@@ -47,6 +47,9 @@ class OraclePredictor(ParamsMixin):
     array([4.])
     """
 
+    #: Its predictions are never below the truth, so a policy need not watch for overruns.
+    never_underestimates = True
+
     def fit(self, history: Sequence[Job] = ()) -> OraclePredictor:
         """Do nothing: the oracle needs no history.
 
@@ -103,6 +106,11 @@ class NoisyOraclePredictor(ParamsMixin):
         self.mu = mu
         self.bias = bias
         self.seed = seed
+
+    @property
+    def never_underestimates(self) -> bool:
+        """True when no prediction can be below the truth (``mu == 1`` and ``bias >= 1``)."""
+        return self.mu == 1 and self.bias >= 1
 
     def fit(self, history: Sequence[Job] = ()) -> NoisyOraclePredictor:
         """Validate the parameters and start the random stream.

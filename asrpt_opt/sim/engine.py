@@ -147,6 +147,9 @@ class Simulator:
         self._work = [speed.work(j) for j in jobs]
         self.best_rate = np.array([speed.best_rate(j, cluster) for j in jobs], dtype=np.float64)
         self.predicted = np.full(n, np.nan)
+        # A predictor may promise never to predict below the truth (the oracle does); a job
+        # then cannot run past its prediction, and policies need not watch for that.
+        self.predictions_never_low = bool(getattr(predictor, "never_underestimates", False))
         self.now = 0.0
         self.status = [UNRELEASED] * n
         self.rem = list(self._work)
@@ -370,9 +373,16 @@ class Simulator:
         policy.reset(view, self.rng)
         next_arrival = 0
         finished = 0
+        version = self._version
         while finished < n:
-            # A wake-up superseded by a later decision is not an event.
-            while events and events[0][1] == _WAKE and events[0][3] != self._wake_version:
+            # Superseded entries are not events: a completion whose job was preempted (its
+            # version moved on) and a wake-up replaced by a later decision. Dropping them
+            # before reading the next instant means the policy is consulted only at releases,
+            # completions that happen and wake-ups it still wants.
+            while events:
+                _, kind, j, ver = events[0]
+                if ver == (self._wake_version if kind == _WAKE else version[j]):
+                    break
                 pop(events)
             t = events[0][0] if events else inf
             if next_arrival < n and release[next_arrival] < t:
@@ -385,8 +395,8 @@ class Simulator:
                 )
             self.now = t
             while events and events[0][0] <= t:
-                _, kind, j, version = pop(events)
-                if kind == _COMPLETION and version == self._version[j]:
+                _, kind, j, ver = pop(events)
+                if kind == _COMPLETION and ver == version[j]:
                     self._stop(j, finished=True)
                     finished += 1
                     policy.on_completion(j, view)

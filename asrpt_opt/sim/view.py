@@ -158,6 +158,20 @@ class ClusterView:
         """Attained GPU-seconds of each running job, aligned with :meth:`running_jobs`."""
         return self._sim.running_attained_gpu_s()
 
+    @property
+    def predictions_never_low(self) -> bool:
+        """True when the predictor promises no prediction below the truth (the oracle)."""
+        return self._sim.predictions_never_low
+
+    def progress_start_s(self, job: int) -> float:
+        """When a running job's current segment starts to make progress: its start, plus the
+        restore overhead when it resumed."""
+        return self._sim._work_start[job]
+
+    def rate_on(self, job: int, allocation: Allocation) -> float:
+        """Rate (work units per second) ``job`` would run at on ``allocation``."""
+        return self._sim.speed.rate(self._sim.instance.jobs[job], allocation)
+
     def running_rate(self) -> NDArray[np.float64]:
         """Current rate (work units per second) of each running job."""
         slots, _ = self._sim.running_slots()
