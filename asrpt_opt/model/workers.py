@@ -160,9 +160,26 @@ class WorkerGraph:
         -------
         float
         """
+        cut = servers[self.u] != servers[self.v]
+        return self.iteration_time_of_cut(cut, intra_gbps=intra_gbps, inter_gbps=inter_gbps)
+
+    def iteration_time_of_cut(
+        self, cut: NDArray[np.bool_], *, intra_gbps: float, inter_gbps: float
+    ) -> float:
+        """Seconds per iteration when exactly the edges marked in ``cut`` cross servers.
+
+        Parameters
+        ----------
+        cut : ndarray of bool
+            Per edge (aligned with :attr:`u`, :attr:`v`).
+        intra_gbps, inter_gbps : float
+
+        Returns
+        -------
+        float
+        """
         par = self.parallelism
-        same = servers[self.u] == servers[self.v]
-        seconds = self.nbytes / (np.where(same, intra_gbps, inter_gbps) * _GB)
+        seconds = self.nbytes / (np.where(cut, inter_gbps, intra_gbps) * _GB)
         # Each ring or boundary group moves at the pace of its slowest edge.
         slowest = np.zeros(int(self.group.max()) + 1 if self.group.size else 1)
         np.maximum.at(slowest, self.group, seconds)
@@ -179,6 +196,51 @@ class WorkerGraph:
         pipeline = (m + par.pp - 1) * float(np.max((stage + tp_ring + send) / m))
         data = float(per_edge[self.kind == 2].max()) if (self.kind == 2).any() else 0.0
         return pipeline + data
+
+    def group_sizes(self) -> NDArray[np.int64]:
+        """Per edge, how many workers its ring (or stage boundary) group connects.
+
+        A ring whose workers outnumber a server's share cannot sit inside one server, so at
+        least one of its edges crosses servers (:meth:`iteration_time_lower_bound`).
+
+        Returns
+        -------
+        ndarray of int
+        """
+        members: dict[int, set[int]] = {}
+        for a, b, g in zip(self.u.tolist(), self.v.tolist(), self.group.tolist(), strict=True):
+            members.setdefault(g, set()).update((a, b))
+        size = {g: len(m) for g, m in members.items()}
+        return np.array([size[g] for g in self.group.tolist()], dtype=np.int64)
+
+    def iteration_time_lower_bound(
+        self, largest_part: int, *, intra_gbps: float, inter_gbps: float
+    ) -> float:
+        """A lower bound on the iteration time of every placement whose largest server share
+        is ``largest_part`` workers.
+
+        Every tensor or data ring of more than ``largest_part`` workers has an edge across
+        servers (and, when ``largest_part`` is 1, every edge does), and every group moves at
+        its slowest edge, whose bytes are the same throughout the group; every other edge,
+        stage boundaries included (a boundary only needs each pair of workers together), is
+        given the faster of the two links. The iteration time only grows with each edge's transfer time, so this
+        relaxation bounds every such placement from below.
+
+        Parameters
+        ----------
+        largest_part : int
+        intra_gbps, inter_gbps : float
+
+        Returns
+        -------
+        float
+        """
+        ring = self.kind != 0
+        forced = (ring & (self.group_sizes() > largest_part)) | (largest_part <= 1)
+        fast = max(intra_gbps, inter_gbps)
+        slow = min(intra_gbps, inter_gbps)
+        # Expressed with the cut-time formula: forced edges at the slow link, others fast.
+        return self.iteration_time_of_cut(forced, intra_gbps=fast, inter_gbps=slow)
 
 
 def worker_graph(model: DNNModel, parallelism: Parallelism) -> WorkerGraph:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -12,11 +14,36 @@ from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Job, Parallelism
 from asrpt_opt.model.workers import WorkerGraph, worker_graph
-from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.placement.methods import place
+from asrpt_opt.speed._shapes import shapes
 from asrpt_opt.speed.base import AbstractSpeed
 
-__all__ = ["ClusterSpeed"]
+__all__ = ["SHAPE_BUDGET", "BestShape", "ClusterSpeed"]
+
+logger = logging.getLogger(__name__)
+
+#: How many allocation shapes :meth:`ClusterSpeed.best_shape` evaluates at most per job type.
+SHAPE_BUDGET = 400
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BestShape:
+    """The fastest allocation shape of a job found on an empty cluster.
+
+    Attributes
+    ----------
+    rate : float
+        Iterations per second: the best rate over every shape when ``exact``, otherwise a
+        proven upper bound on it.
+    counts : tuple of int
+        The fastest shape evaluated (GPUs per server, decreasing).
+    exact : bool
+        True when the search proved ``rate`` is the maximum (and ``counts`` attain it).
+    """
+
+    rate: float
+    counts: tuple[int, ...]
+    exact: bool
 
 
 @lru_cache(maxsize=256)
@@ -45,6 +72,7 @@ class ClusterSpeed(AbstractSpeed):
         self.cluster = cluster
         self.method = method
         self._cache: dict[tuple[object, ...], float] = {}
+        self._best: dict[tuple[object, ...], BestShape] = {}
 
     def _bandwidths(self, job: Job) -> tuple[float, float]:
         intra, inter = self.cluster.intra_server_gbps, self.cluster.inter_server_gbps
@@ -90,9 +118,83 @@ class ClusterSpeed(AbstractSpeed):
         return 1.0 / self._tau(job, counts)
 
     def best_rate(self, job: Job, cluster: Cluster) -> float:
-        """Rate on the best consolidated allocation of an empty cluster."""
+        """The highest rate ``job`` reaches on any allocation that fits an empty ``cluster``.
+
+        See :meth:`best_shape`: the maximum over every shape when the search completes,
+        otherwise a proven upper bound on it; either way no allocation runs faster, so the
+        lengths built on it bound every schedule from below.
+
+        Parameters
+        ----------
+        job : Job
+        cluster : Cluster
+
+        Returns
+        -------
+        float
+        """
         if job.is_abstract:
             return super().best_rate(job, cluster)
-        alloc = consolidate(np.asarray(cluster.servers, dtype=np.int64), job.gpus)
-        assert alloc is not None
-        return self.rate(job, alloc)
+        return self.best_shape(job, cluster).rate
+
+    def best_shape(self, job: Job, cluster: Cluster) -> BestShape:
+        """Search the allocation shapes of a DNN job for the fastest (branch and bound).
+
+        Shapes are grouped by their largest per-server count m; every shape of a group is
+        at least as slow as :meth:`~asrpt_opt.model.workers.WorkerGraph.iteration_time_lower_bound`
+        of m. Groups are visited by increasing bound and skipped once the bound reaches the
+        best iteration time found, so the search is exact when it completes; a job that fits
+        on one server is settled by its first shape (all links intra-server, the global lower
+        bound when intra >= inter). After :data:`SHAPE_BUDGET` evaluated shapes the search stops
+        and reports the larger of the best rate found and one over the bound of what is left:
+        still no allocation is faster.
+
+        Parameters
+        ----------
+        job : Job
+            A DNN job.
+        cluster : Cluster
+
+        Returns
+        -------
+        BestShape
+        """
+        assert job.parallelism is not None
+        assert job.model is not None
+        p = job.parallelism
+        servers = tuple(sorted(cluster.servers, reverse=True))
+        key = (job.model, p.dp, p.pp, p.tp, job.gpus, servers, self.method)
+        found = self._best.get(key)
+        if found is None:
+            found = self._search(job, servers)
+            self._best[key] = found
+        return found
+
+    def _search(self, job: Job, servers: tuple[int, ...]) -> BestShape:
+        assert job.parallelism is not None
+        assert job.model is not None
+        p = job.parallelism
+        intra, inter = self._bandwidths(job)
+        wg = _graph(job.model, p.dp, p.pp, p.tp)
+        q = job.gpus
+        bounds = {
+            m: wg.iteration_time_lower_bound(m, intra_gbps=intra, inter_gbps=inter)
+            for m in range(1, min(q, servers[0]) + 1)
+        }
+        best_tau, best_counts = float("inf"), ()
+        evaluated = 0
+        for m in sorted(bounds, key=lambda m: (bounds[m], -m)):
+            if bounds[m] >= best_tau:
+                break  # no shape left can be faster
+            for counts in shapes(q, m, servers):
+                if evaluated >= SHAPE_BUDGET:
+                    rate = max(1.0 / best_tau, 1.0 / bounds[m])
+                    logger.debug("best shape of %s not proven: rate bound %.6g", job.id, rate)
+                    return BestShape(rate=rate, counts=best_counts, exact=False)
+                evaluated += 1
+                tau = self._tau(job, counts)
+                if tau < best_tau:
+                    best_tau, best_counts = tau, counts
+                if best_tau <= bounds[m]:
+                    break  # this group's bound is met: nothing in it is faster
+        return BestShape(rate=1.0 / best_tau, counts=best_counts, exact=True)

@@ -28,6 +28,7 @@ from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.job import Job
+from asrpt_opt.speed._shapes import shapes
 
 __all__ = ["POLLUX_MODELS", "FitReport", "PolluxSpeed", "fit_pollux", "load_pollux"]
 
@@ -144,6 +145,7 @@ class PolluxSpeed:
         self._tables: dict[str, dict[tuple[str, int], float]] = {}
         self._fits: dict[str, dict[str, float]] = {}
         self._cache: dict[tuple[str, int, tuple[int, ...]], float] = {}
+        self._best: dict[tuple[object, ...], float] = {}
 
     def _app(self, job: Job) -> tuple[str, int]:
         app = str(job.features.get("model", ""))
@@ -177,7 +179,7 @@ class PolluxSpeed:
         self._cache[key] = step
         return step
 
-    def _best(self, gpus: int) -> tuple[int, ...]:
+    def _best_layout(self, gpus: int) -> tuple[int, ...]:
         full, rest = divmod(gpus, self.gpus_per_node)
         return tuple([self.gpus_per_node] * full + ([rest] if rest else []))
 
@@ -191,9 +193,33 @@ class PolluxSpeed:
         """Step time on the best layout over the step time on ``allocation``."""
         app, batch = self._app(job)
         counts = tuple(sorted(c for _, c in allocation))
-        return self._step(app, batch, self._best(job.gpus)) / self._step(app, batch, counts)
+        return self._step(app, batch, self._best_layout(job.gpus)) / self._step(app, batch, counts)
 
     def best_rate(self, job: Job, cluster: Cluster) -> float:
-        """1: ``duration_s`` is the length on the best layout."""
-        self._app(job)
-        return 1.0
+        """The highest rate over every layout of the job's GPUs that fits ``cluster``.
+
+        ``duration_s`` is the length on the layout with the fewest nodes, but Pollux measured
+        other layouts faster for some jobs, so the best rate can exceed 1. Every shape is
+        evaluated (a job has at most a few thousand), so this is the exact maximum.
+
+        Parameters
+        ----------
+        job : Job
+        cluster : Cluster
+
+        Returns
+        -------
+        float
+        """
+        app, batch = self._app(job)
+        servers = tuple(sorted(cluster.servers, reverse=True))
+        key = (app, batch, job.gpus, servers)
+        if key not in self._best:
+            base = self._step(app, batch, self._best_layout(job.gpus))
+            fastest = min(
+                self._step(app, batch, tuple(sorted(counts)))
+                for m in range(1, min(job.gpus, servers[0]) + 1)
+                for counts in shapes(job.gpus, m, servers)
+            )
+            self._best[key] = base / fastest
+        return self._best[key]
