@@ -223,8 +223,8 @@ class WorkerGraph:
         servers (and, when ``largest_part`` is 1, every edge does), and every group moves at
         its slowest edge, whose bytes are the same throughout the group; every other edge,
         stage boundaries included (a boundary only needs each pair of workers together), is
-        given the faster of the two links. The iteration time only grows with each edge's transfer time, so this
-        relaxation bounds every such placement from below.
+        given the faster of the two links. The iteration time only grows with each edge's
+        transfer time, so this relaxation bounds every such placement from below.
 
         Parameters
         ----------

@@ -181,7 +181,8 @@ class ClusterSpeed(AbstractSpeed):
             m: wg.iteration_time_lower_bound(m, intra_gbps=intra, inter_gbps=inter)
             for m in range(1, min(q, servers[0]) + 1)
         }
-        best_tau, best_counts = float("inf"), ()
+        best_tau = float("inf")
+        best_counts: tuple[int, ...] = ()
         evaluated = 0
         for m in sorted(bounds, key=lambda m: (bounds[m], -m)):
             if bounds[m] >= best_tau:
