@@ -70,7 +70,7 @@ def replay(
     instance: Instance,
     policies: Sequence[str],
     *,
-    placement: str = "mincut",
+    placement: str | None = None,
     predictor: str = "oracle",
     refit_every: int | None = None,
     seed: int = 0,
@@ -83,8 +83,10 @@ def replay(
     instance : Instance
     policies : sequence of str
         Registered policy names.
-    placement : str
-        Placement method that arranges DNN jobs' workers (ignored for abstract jobs).
+    placement : str, optional
+        Placement method that chooses DNN jobs' GPUs for every policy (abstract jobs are
+        always consolidated); by default each policy's own (A-SRPT ``mincut``, the baselines
+        ``consolidate``).
     predictor : str
         Registered predictor name; a fresh one per policy.
     refit_every : int, optional
@@ -103,7 +105,8 @@ def replay(
     from asrpt_opt.sim.engine import simulate
     from asrpt_opt.speed.default import default_speed
 
-    speed = default_speed(instance, placement=placement)
+    speed = default_speed(instance)
+    placements: dict[str, str] = {}
     metrics: dict[str, Metrics] = {}
     schedules: dict[str, Schedule] = {}
     walls: dict[str, float] = {}
@@ -112,8 +115,15 @@ def replay(
         pred = make_predictor(predictor, **params)
         t0 = time.perf_counter()
         result = simulate(
-            instance, name, predictor=pred, speed=speed, seed=seed, refit_every=refit_every
+            instance,
+            name,
+            predictor=pred,
+            speed=speed,
+            seed=seed,
+            refit_every=refit_every,
+            placement=placement,
         )
+        placements[name] = result.placement
         walls[name] = time.perf_counter() - t0
         metrics[name] = result.metrics
         schedules[name] = result.schedule
@@ -130,7 +140,7 @@ def replay(
         "predictor": predictor,
         "predictor_params": params,
         "refit_every": refit_every,
-        "placement": placement if not instance.is_abstract else "consolidate (abstract jobs)",
+        "placement": placements if not instance.is_abstract else "consolidate (abstract jobs)",
         "seed": seed,
         "asrpt_opt": version("asrpt-opt"),
     }

@@ -35,6 +35,8 @@ _METRICS_HEADER = (
     "sum wC s",
     "lower bound s",
     "ratio",
+    "placement slowdown",
+    "cross-server GB",
 )
 
 
@@ -49,6 +51,8 @@ def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...
             m.total_weighted_completion_s,
             lb,
             m.total_weighted_completion_s / lb,
+            m.placement_slowdown,
+            m.cross_server_gb,
         )
         for name, m in metrics.items()
     ]
@@ -110,6 +114,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         predictor=make_predictor(args.predictor, **params),
         restore_overhead_s=args.restore_overhead,
         seed=args.seed,
+        placement=args.placement,
     )
     lb = lower_bounds(inst, speed=default_speed(inst)).lower_bound_s
     if args.gantt:
@@ -293,6 +298,13 @@ def add_parsers(sub: Any) -> None:
         help=f"length predictions the policy sees: one of {', '.join(PREDICTORS)} "
         "(default oracle, the truth)",
     )
+    p.add_argument(
+        "--placement",
+        type=registry_name(METHODS, "placement method"),
+        metavar="METHOD",
+        help=f"how DNN jobs' GPUs are chosen: one of {', '.join(METHODS)} (default: the "
+        "policy's own, mincut for a-srpt, consolidate for the baselines)",
+    )
     p.add_argument("--mu", type=float, default=2.0, help="noisy predictor's distortion")
     p.add_argument("--bias", type=float, default=1.0, help="noisy predictor's bias")
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
@@ -313,11 +325,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--policies", default="a-srpt,fifo,srtf,2d-las,sjf")
     p.add_argument(
         "--placement",
-        default="mincut",
         type=registry_name(METHODS, "placement method"),
         metavar="METHOD",
-        help=f"placement method that arranges DNN jobs' workers: one of {', '.join(METHODS)} "
-        "(default mincut)",
+        help=f"how DNN jobs' GPUs are chosen, for every policy: one of {', '.join(METHODS)} "
+        "(default: each policy's own, mincut for a-srpt, consolidate for the baselines)",
     )
     p.add_argument(
         "--predictor",

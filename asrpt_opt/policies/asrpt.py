@@ -70,6 +70,7 @@ class ASRPT(ListScheduler):
 
     name = "a-srpt"
     preemptive = True
+    default_placement = "mincut"
 
     def __init__(
         self, *, adaptive: str = "double", finished_order: str = "remaining", backfill: bool = True

@@ -20,7 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.allocation import Allocation
-from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["ListScheduler"]
@@ -38,6 +37,8 @@ class ListScheduler:
 
     name = "list"
     preemptive = False
+    #: The placement method :func:`~asrpt_opt.sim.engine.simulate` uses when none is given.
+    default_placement = "consolidate"
 
     def __init__(self, *, backfill: bool = True) -> None:
         self.backfill = backfill
@@ -67,8 +68,9 @@ class ListScheduler:
         return None
 
     def place(self, job: int, free: NDArray[np.int64], view: ClusterView) -> Allocation | None:
-        """Choose GPUs for ``job`` among ``free`` (default: consolidate, best fit)."""
-        return consolidate(free, int(view.job_gpus[job]))
+        """Choose GPUs for ``job`` among ``free``, or None to leave it waiting (default: the
+        simulation's placement method, :meth:`~asrpt_opt.sim.view.ClusterView.place`)."""
+        return view.place(job, free)
 
     # ----------------------------------------------------------------- protocol
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
@@ -165,9 +167,26 @@ class ListScheduler:
                     total_free += gpus
                     spare -= gpus
                     preempts.append(victim)
-            # Placement succeeds whenever enough GPUs are free in total (jobs may span servers).
+            else:
+                victims = []
             allocation = self.place(job, free, view)
             if allocation is None:
+                # No placement although enough GPUs are free in total (a placement method or
+                # rule may refuse): undo this job's preemptions; it keeps waiting.
+                for victim in victims:
+                    held = view.allocation(victim)
+                    assert held is not None
+                    for s, c in held:
+                        free[s] -= c
+                    gpus = int(view.job_gpus[victim])
+                    total_free -= gpus
+                    spare += gpus
+                    preempts.remove(victim)
+                if victims:
+                    assert running is not None
+                    running.spare_again(victims)
+                if not self.backfill:
+                    break
                 continue
             for s, c in allocation:
                 free[s] -= c

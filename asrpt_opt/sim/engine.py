@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ from asrpt_opt.model.job import Job
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.prediction import OraclePredictor, Predictor
 from asrpt_opt.sim.metrics import Metrics, compute_metrics
+from asrpt_opt.sim.placer import Placer
 from asrpt_opt.sim.registry import make_policy
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
@@ -76,12 +77,19 @@ class SimulationResult:
         Recomputed from the schedule.
     predicted_work : ndarray
         The prediction each job received at its arrival (work units).
+    placement : str
+        The placement method that chose DNN jobs' GPUs.
+    segment_costs : tuple
+        Per job, None for an abstract job, else per segment ``(iteration_time_s,
+        cross_server_bytes)`` on the GPUs it held.
     """
 
     policy: str
     schedule: Schedule
     metrics: Metrics
     predicted_work: NDArray[np.float64]
+    placement: str = "consolidate"
+    segment_costs: tuple[tuple[tuple[float, float], ...] | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The ``simulate --json`` object (docs/output-format.md)."""
@@ -90,8 +98,17 @@ class SimulationResult:
             "total_weighted_completion_s": self.metrics.total_weighted_completion_s,
             "mean_jct_s": self.metrics.mean_jct_s,
             "metrics": self.metrics.to_json(),
-            "jobs": [run.to_json() for run in self.schedule.runs],
+            "jobs": [self._run_json(k) for k in range(len(self.schedule.runs))],
         }
+
+    def _run_json(self, k: int) -> dict[str, Any]:
+        out = self.schedule.runs[k].to_json()
+        costs = self.segment_costs[k] if self.segment_costs else None
+        if costs is not None:
+            for seg, (tau, nbytes) in zip(out["segments"], costs, strict=True):
+                seg["iteration_time_s"] = tau
+                seg["cross_server_bytes"] = nbytes
+        return out
 
 
 class Simulator:
@@ -118,6 +135,7 @@ class Simulator:
         rng: np.random.Generator,
         refit_every: int | None = None,
         history: Sequence[Job] = (),
+        placer: Placer | None = None,
     ) -> None:
         if refit_every is not None and refit_every < 1:
             raise UsageError(f"refit_every must be >= 1, got {refit_every!r}")
@@ -125,6 +143,7 @@ class Simulator:
             raise UsageError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
         self.instance = instance
         self.policy = policy
+        self.placer = placer or Placer(instance, "consolidate")
         self.speed = speed
         self.predictor = predictor
         self.restore_overhead_s = float(restore_overhead_s)
@@ -462,6 +481,7 @@ def simulate(
     seed: int | np.random.Generator | None = None,
     refit_every: int | None = None,
     history: Sequence[Job] | None = None,
+    placement: str | Callable[..., Any] | None = None,
     **policy_params: Any,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
@@ -488,6 +508,13 @@ def simulate(
     history : sequence of Job, optional
         Jobs completed before the simulation starts; the predictor is fitted on them first.
         Without it, a predictor that is not yet fitted is fitted on no jobs (its fallback).
+    placement : str or callable, optional
+        How a starting DNN job's GPUs are chosen: a placement method of
+        :data:`~asrpt_opt.placement.METHODS` (``mincut``, ``ilp``, ``greedy``,
+        ``consolidate``, ...) or a callable with :func:`~asrpt_opt.placement.place`'s
+        contract (see :mod:`asrpt_opt.sim.placer`). Defaults to the policy's
+        ``default_placement``: ``mincut`` for A-SRPT, Tiresias' ``consolidate`` for the
+        baselines. Abstract jobs are always consolidated.
     **policy_params
         Passed to the policy's constructor when ``policy`` is a name.
 
@@ -522,9 +549,12 @@ def simulate(
         predictor.fit(list(history))
     elif not _is_fitted(predictor):
         predictor.fit([])
+    if placement is None:
+        placement = getattr(pol, "default_placement", "consolidate")
     sim = Simulator(
         instance,
         pol,
+        placer=Placer(instance, placement),
         speed=speed,
         predictor=predictor,
         restore_overhead_s=restore_overhead_s,
@@ -537,7 +567,29 @@ def simulate(
     metrics = compute_metrics(instance, schedule, speed=speed)
     logger.debug("simulated %s on %s: %s", pol.name, instance.name, metrics)
     return SimulationResult(
-        policy=pol.name, schedule=schedule, metrics=metrics, predicted_work=sim.predicted.copy()
+        policy=pol.name,
+        schedule=schedule,
+        metrics=metrics,
+        predicted_work=sim.predicted.copy(),
+        placement=sim.placer.name,
+        segment_costs=_segment_costs(instance, schedule, speed),
+    )
+
+
+def _segment_costs(
+    instance: Instance, schedule: Schedule, speed: SpeedModel
+) -> tuple[tuple[tuple[float, float], ...] | None, ...]:
+    cross = getattr(speed, "cross_server_bytes", None)
+    if instance.is_abstract or cross is None:
+        return ()
+    return tuple(
+        None
+        if job.is_abstract
+        else tuple(
+            (1.0 / speed.rate(job, seg.allocation), cross(job, seg.allocation))
+            for seg in run.segments
+        )
+        for job, run in zip(instance.jobs, schedule.runs, strict=True)
     )
 
 

@@ -38,6 +38,13 @@ class Metrics:
         First start minus release, averaged.
     preemptions : int
         Segments beyond each job's first, summed.
+    placement_slowdown : float
+        GPU-time-weighted mean, over every segment, of the job's best rate on an empty cluster
+        over its rate on the GPUs it held (1 when every job always ran as fast as it can;
+        an abstract job spread over servers counts its spread slowdown).
+    cross_server_gb : float
+        Gigabytes DNN jobs sent across servers in total (iterations run times bytes per
+        iteration across servers; 0 for speed models without a worker graph).
     """
 
     n_jobs: int
@@ -54,6 +61,8 @@ class Metrics:
     utilisation: float
     mean_queueing_delay_s: float
     preemptions: int
+    placement_slowdown: float
+    cross_server_gb: float
 
     def to_json(self) -> dict[str, Any]:
         """The metrics as a JSON-ready dict."""
@@ -95,6 +104,7 @@ def compute_metrics(
     span = makespan - float(release.min())
     util = held / (instance.cluster.total_gpus * span) if span > 0 else 0.0
     p50, p95, p99 = np.percentile(jct, [50, 95, 99]).tolist()
+    slowdown_sum, weight_sum, cross = _placement_costs(instance, schedule, speed)
     return Metrics(
         n_jobs=len(jobs),
         total_weighted_completion_s=math.fsum((weight * completion).tolist()),
@@ -110,4 +120,28 @@ def compute_metrics(
         utilisation=util,
         mean_queueing_delay_s=float((first_start - release).mean()),
         preemptions=sum(len(r.segments) - 1 for r in runs),
+        placement_slowdown=slowdown_sum / weight_sum if weight_sum > 0 else 1.0,
+        cross_server_gb=cross / 1e9,
     )
+
+
+def _placement_costs(
+    instance: Instance, schedule: Schedule, speed: SpeedModel
+) -> tuple[float, float, float]:
+    """(sum of GPU-time x best/actual rate, sum of GPU-time, cross-server bytes)."""
+    cross_bytes = getattr(speed, "cross_server_bytes", None)
+    overhead = schedule.restore_overhead_s
+    slow: list[float] = []
+    weight: list[float] = []
+    cross: list[float] = []
+    for job, run in zip(instance.jobs, schedule.runs, strict=True):
+        best = speed.best_rate(job, instance.cluster)
+        for k, seg in enumerate(run.segments):
+            held = (seg.end_s - seg.start_s) * job.gpus
+            rate = speed.rate(job, seg.allocation)
+            slow.append(held * best / rate)
+            weight.append(held)
+            if cross_bytes is not None and not job.is_abstract:
+                busy = max(seg.end_s - seg.start_s - (overhead if k else 0.0), 0.0)
+                cross.append(busy * rate * cross_bytes(job, seg.allocation))
+    return math.fsum(slow), math.fsum(weight), math.fsum(cross)

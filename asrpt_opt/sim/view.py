@@ -168,6 +168,11 @@ class ClusterView:
         restore overhead when it resumed."""
         return self._sim._work_start[job]
 
+    def place(self, job: int, free: NDArray[np.int64]) -> Allocation | None:
+        """GPUs for ``job`` among ``free`` by the simulation's placement method, or None when
+        too few are free (:class:`~asrpt_opt.sim.placer.Placer`)."""
+        return self._sim.placer(job, free)
+
     def rate_on(self, job: int, allocation: Allocation) -> float:
         """Rate (work units per second) ``job`` would run at on ``allocation``."""
         return self._sim.speed.rate(self._sim.instance.jobs[job], allocation)

@@ -18,7 +18,7 @@ from asrpt_opt.placement.methods import place
 from asrpt_opt.speed._shapes import shapes
 from asrpt_opt.speed.base import AbstractSpeed
 
-__all__ = ["SHAPE_BUDGET", "BestShape", "ClusterSpeed"]
+__all__ = ["SHAPE_BUDGET", "BestShape", "ClusterSpeed", "worker_graph_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,24 @@ def _graph(model: str, dp: int, pp: int, tp: int) -> WorkerGraph:
     return worker_graph(load_model(model), Parallelism(dp=dp, pp=pp, tp=tp))
 
 
+def worker_graph_of(job: Job) -> WorkerGraph:
+    """The worker graph of a DNN job (cached per model and parallelism).
+
+    Parameters
+    ----------
+    job : Job
+        A DNN job.
+
+    Returns
+    -------
+    WorkerGraph
+    """
+    if job.model is None or job.parallelism is None:
+        raise ModelError(f"job {job.id!r} is abstract: it has no worker graph")
+    p = job.parallelism
+    return _graph(job.model, p.dp, p.pp, p.tp)
+
+
 class ClusterSpeed(AbstractSpeed):
     """Speed of abstract and DNN jobs on a cluster.
 
@@ -71,7 +89,7 @@ class ClusterSpeed(AbstractSpeed):
     def __init__(self, cluster: Cluster, *, method: str = "mincut") -> None:
         self.cluster = cluster
         self.method = method
-        self._cache: dict[tuple[object, ...], float] = {}
+        self._cache: dict[tuple[object, ...], tuple[float, float]] = {}
         self._best: dict[tuple[object, ...], BestShape] = {}
 
     def _bandwidths(self, job: Job) -> tuple[float, float]:
@@ -83,12 +101,15 @@ class ClusterSpeed(AbstractSpeed):
             )
         return intra, inter
 
-    def _tau(self, job: Job, counts: tuple[int, ...]) -> float:
+    def _arranged(self, job: Job, counts: tuple[int, ...]) -> tuple[float, float]:
+        """(iteration time, cross-server bytes per iteration) with the workers arranged by
+        ``method`` inside per-server ``counts``; cached."""
         assert job.parallelism is not None
         assert job.model is not None
         p = job.parallelism
         key = (job.model, p.dp, p.pp, p.tp, counts, self.method)
-        if key not in self._cache:
+        found = self._cache.get(key)
+        if found is None:
             intra, inter = self._bandwidths(job)
             wg = _graph(job.model, p.dp, p.pp, p.tp)
             res = place(
@@ -99,8 +120,29 @@ class ClusterSpeed(AbstractSpeed):
                 inter_gbps=inter,
                 seed=0,
             )
-            self._cache[key] = res.iteration_time_s
-        return self._cache[key]
+            found = self._cache[key] = (res.iteration_time_s, res.cross_server_bytes)
+        return found
+
+    def _tau(self, job: Job, counts: tuple[int, ...]) -> float:
+        return self._arranged(job, counts)[0]
+
+    def cross_server_bytes(self, job: Job, allocation: Allocation) -> float:
+        """Bytes per iteration a DNN job sends across servers on ``allocation`` (0 for an
+        abstract job).
+
+        Parameters
+        ----------
+        job : Job
+        allocation : Allocation
+
+        Returns
+        -------
+        float
+        """
+        if job.is_abstract:
+            return 0.0
+        counts = tuple(sorted((c for _, c in allocation), reverse=True))
+        return self._arranged(job, counts)[1]
 
     def work(self, job: Job) -> float:
         """Iterations of a DNN job, ``duration_s`` of an abstract one."""

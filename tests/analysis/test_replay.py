@@ -71,7 +71,7 @@ def test_cli_replay(tmp_path, capsys):
     assert status == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data["policies"]) == {"a-srpt", "fifo"}
-    assert data["provenance"]["placement"] == "mincut"
+    assert data["provenance"]["placement"] == {"a-srpt": "mincut", "fifo": "mincut"}
     for name in ("jct-cdf.png", "timeline.png"):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     saved = json.loads((tmp_path / "results.json").read_text())

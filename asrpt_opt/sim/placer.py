@@ -1,0 +1,112 @@
+"""Which GPUs a starting job gets: the placement method a simulation runs with.
+
+Abstract jobs are always consolidated (fewest servers, best fit; spreading costs their
+``spread_slowdown``). For a DNN job the placement method chooses which servers and how many
+GPUs on each, by the job's worker graph and the two bandwidths: ``consolidate`` is Tiresias'
+rule, and every other method of :data:`~asrpt_opt.placement.METHODS` (or a callable with the
+same contract) minimises the bytes its workers exchange across servers. The workers are then
+arranged inside those GPUs by the speed model.
+
+A graph method sees the job's *candidate servers*: the ``q`` servers with the most free GPUs
+(ties to the lower index), each offering at most ``q`` GPUs (a job of ``q`` workers can use
+neither more servers nor more GPUs on one). The method's answer depends only on this reduced
+vector, which is therefore an exact cache key: placements are cached per job type and
+candidate vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.errors import ModelError
+from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.model.instance import Instance
+from asrpt_opt.placement.consolidate import consolidate
+from asrpt_opt.placement.methods import make_method
+
+__all__ = ["ILP_IN_LOOP_S", "Placer"]
+
+#: Time limit of the exact ``ilp`` method when it places jobs inside a simulation.
+ILP_IN_LOOP_S = 1.0
+
+
+class Placer:
+    """Chooses GPUs for starting jobs with one placement method.
+
+    Parameters
+    ----------
+    instance : Instance
+    method : str or callable
+        A registered placement method, or ``f(job, free, rng=..., time_limit_s=...)`` as
+        :func:`~asrpt_opt.placement.place` accepts.
+    """
+
+    def __init__(self, instance: Instance, method: str | Callable[..., Any]) -> None:
+        if isinstance(method, str):
+            make_method(method)  # an unknown name fails here, before the simulation
+        self.method = method
+        self.name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
+        self.graph_aware = method != "consolidate"
+        self._jobs = instance.jobs
+        self._cluster = instance.cluster
+        self._graphs: dict[tuple[Any, ...], Any] = {}
+        self._cache: dict[tuple[Any, ...], Allocation] = {}
+
+    def __call__(self, job: int, free: NDArray[np.int64]) -> Allocation | None:
+        """GPUs for ``job`` among ``free``, or None when too few are free.
+
+        Parameters
+        ----------
+        job : int
+            Index of the job in the instance.
+        free : ndarray of int
+            Free GPUs per server.
+
+        Returns
+        -------
+        Allocation or None
+        """
+        spec = self._jobs[job]
+        q = spec.gpus
+        if spec.is_abstract or not self.graph_aware:
+            return consolidate(free, q)
+        if int(free.sum()) < q:
+            return None
+        capped = np.minimum(free, q)
+        order = np.lexsort((np.arange(free.size), -capped))[:q]
+        order = order[capped[order] > 0]
+        offered = capped[order]
+        assert spec.parallelism is not None
+        p = spec.parallelism
+        key = (spec.model, p.dp, p.pp, p.tp, tuple(offered.tolist()))
+        local = self._cache.get(key)
+        if local is None:
+            local = self._place(job, offered)
+            self._cache[key] = local
+        return tuple(sorted((int(order[s]), c) for s, c in local))
+
+    def _place(self, job: int, offered: NDArray[np.int64]) -> Allocation:
+        from asrpt_opt.placement.methods import place
+        from asrpt_opt.speed.cluster import worker_graph_of
+
+        spec = self._jobs[job]
+        intra, inter = self._cluster.intra_server_gbps, self._cluster.inter_server_gbps
+        if intra is None or inter is None:
+            raise ModelError(
+                f"job {spec.id!r} is a DNN job: the cluster needs intra_server_gbps and "
+                "inter_server_gbps"
+            )
+        result = place(
+            worker_graph_of(spec),
+            offered,
+            method=self.method,
+            intra_gbps=intra,
+            inter_gbps=inter,
+            seed=0,
+            time_limit_s=ILP_IN_LOOP_S,
+        )
+        return result.allocation
