@@ -143,7 +143,7 @@ class Simulator:
             raise UsageError(f"restore_overhead_s must be >= 0, got {restore_overhead_s!r}")
         self.instance = instance
         self.policy = policy
-        self.placer = placer or Placer(instance, "consolidate")
+        self.placer = placer or Placer(instance, "consolidate", speed)
         self.speed = speed
         self.predictor = predictor
         self.restore_overhead_s = float(restore_overhead_s)
@@ -554,7 +554,7 @@ def simulate(
     sim = Simulator(
         instance,
         pol,
-        placer=Placer(instance, placement),
+        placer=Placer(instance, placement, speed),
         speed=speed,
         predictor=predictor,
         restore_overhead_s=restore_overhead_s,

@@ -7,11 +7,13 @@ rule, and every other method of :data:`~asrpt_opt.placement.METHODS` (or a calla
 same contract) minimises the bytes its workers exchange across servers. The workers are then
 arranged inside those GPUs by the speed model.
 
-A graph method sees the job's *candidate servers*: the ``q`` servers with the most free GPUs
-(ties to the lower index), each offering at most ``q`` GPUs (a job of ``q`` workers can use
-neither more servers nor more GPUs on one). The method's answer depends only on this reduced
-vector, which is therefore an exact cache key: placements are cached per job type and
-candidate vector.
+A graph method sees the job's *candidate servers*: the ``q`` servers that offer the most GPUs
+(at most ``q`` each: a job of ``q`` workers can use neither more servers nor more GPUs on one),
+those that could hold the whole job first in best-fit order (least free GPUs first), ties to
+the lower index. The methods minimise bytes across servers, a proxy: the placer keeps the
+method's counts or consolidation's, whichever gives the shorter modelled iteration time, so a
+graph-aware placement is never slower than Tiresias' rule at the moment the job starts. The
+answer depends only on the job type and the candidate vector, an exact cache key.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.placement.methods import make_method
+from asrpt_opt.speed.base import SpeedModel
 
 __all__ = ["ILP_IN_LOOP_S", "Placer"]
 
@@ -43,14 +46,22 @@ class Placer:
     method : str or callable
         A registered placement method, or ``f(job, free, rng=..., time_limit_s=...)`` as
         :func:`~asrpt_opt.placement.place` accepts.
+    speed : SpeedModel, optional
+        Compares the method's counts with consolidation's (without it, the method's are kept).
     """
 
-    def __init__(self, instance: Instance, method: str | Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        instance: Instance,
+        method: str | Callable[..., Any],
+        speed: SpeedModel | None = None,
+    ) -> None:
         if isinstance(method, str):
             make_method(method)  # an unknown name fails here, before the simulation
         self.method = method
         self.name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
         self.graph_aware = method != "consolidate"
+        self._speed = speed
         self._jobs = instance.jobs
         self._cluster = instance.cluster
         self._graphs: dict[tuple[Any, ...], Any] = {}
@@ -77,7 +88,9 @@ class Placer:
         if int(free.sum()) < q:
             return None
         capped = np.minimum(free, q)
-        order = np.lexsort((np.arange(free.size), -capped))[:q]
+        # Most GPUs offered first; among servers that hold the whole job, best fit.
+        fit = np.where(capped == q, free, 0)
+        order = np.lexsort((np.arange(free.size), fit, -capped))[:q]
         order = order[capped[order] > 0]
         offered = capped[order]
         assert spec.parallelism is not None
@@ -100,7 +113,7 @@ class Placer:
                 f"job {spec.id!r} is a DNN job: the cluster needs intra_server_gbps and "
                 "inter_server_gbps"
             )
-        result = place(
+        proposal = place(
             worker_graph_of(spec),
             offered,
             method=self.method,
@@ -108,5 +121,9 @@ class Placer:
             inter_gbps=inter,
             seed=0,
             time_limit_s=ILP_IN_LOOP_S,
-        )
-        return result.allocation
+        ).allocation
+        fallback = consolidate(offered, spec.gpus)
+        if self._speed is None or fallback is None or fallback == proposal:
+            return proposal
+        faster = self._speed.rate(spec, fallback) > self._speed.rate(spec, proposal)
+        return fallback if faster else proposal

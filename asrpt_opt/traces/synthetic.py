@@ -19,7 +19,14 @@ from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 
-__all__ = ["PHILLY_WIDTHS", "abstract_jobs", "philly_like", "recurring_jobs"]
+__all__ = [
+    "DNN_MIX_TYPES",
+    "PHILLY_WIDTHS",
+    "abstract_jobs",
+    "dnn_mix",
+    "philly_like",
+    "recurring_jobs",
+]
 
 #: GPU widths and their probabilities (Philly-like: half the jobs use one GPU).
 PHILLY_WIDTHS: dict[int, float] = {1: 0.50, 2: 0.10, 4: 0.15, 8: 0.20, 16: 0.04, 32: 0.01}
@@ -218,5 +225,134 @@ def recurring_jobs(
             "zipf_a": zipf_a,
             "group_sigma": group_sigma,
             "load": load,
+        },
+    )
+
+
+#: Job types of :func:`dnn_mix`: (model, dp, pp, tp, relative frequency). Data-parallel CNNs
+#: (the bundled PipeDream profiles), pipeline-parallel CNNs and translation models, and GPT-2 /
+#: GPT-3 with tensor x pipeline x data parallelism, 1 to 64 GPUs.
+DNN_MIX_TYPES: tuple[tuple[str, int, int, int, float], ...] = (
+    ("resnet18", 1, 1, 1, 0.14),
+    ("resnet50", 1, 1, 1, 0.10),
+    ("resnet50", 2, 1, 1, 0.08),
+    ("resnet50", 4, 1, 1, 0.07),
+    ("resnet50", 8, 1, 1, 0.05),
+    ("inception_v3", 4, 1, 1, 0.04),
+    ("densenet121", 2, 1, 1, 0.04),
+    ("vgg16", 8, 1, 1, 0.04),
+    ("resnet101", 16, 1, 1, 0.03),
+    ("vgg16", 2, 2, 1, 0.05),
+    ("vgg16", 4, 4, 1, 0.03),
+    ("gnmt", 2, 4, 1, 0.04),
+    ("gnmt", 4, 2, 1, 0.03),
+    ("gpt2-1.5b", 1, 1, 2, 0.05),
+    ("gpt2-1.5b", 1, 2, 4, 0.04),
+    ("gpt2-1.5b", 2, 2, 4, 0.03),
+    ("gpt2-1.5b", 4, 2, 2, 0.03),
+    ("gpt2-1.5b", 2, 4, 4, 0.02),
+    ("gpt3-6.7b", 1, 2, 4, 0.02),
+    ("gpt3-6.7b", 2, 2, 8, 0.015),
+    ("gpt3-6.7b", 2, 4, 4, 0.015),
+    ("gpt3-6.7b", 4, 4, 4, 0.01),
+    ("gpt3-6.7b", 2, 4, 8, 0.01),
+)
+
+
+def dnn_mix(
+    n_jobs: int,
+    cluster: Cluster,
+    *,
+    load: float = 0.7,
+    median_length_s: float = 3600.0,
+    sigma: float = 1.2,
+    max_length_s: float = 7 * 86400.0,
+    seed: int | np.random.Generator | None = None,
+    name: str | None = None,
+) -> Instance:
+    """Draw an instance of DNN jobs where placement matters.
+
+    Each job's type (model and dp x pp x tp) is drawn from :data:`DNN_MIX_TYPES` (types wider
+    than the cluster are left out); its length on its best placement in the empty cluster is
+    log-normal (median ``median_length_s``, clipped to [60 s, ``max_length_s``]) and becomes
+    ``iterations`` through the worker-graph iteration time. Arrivals are Poisson at the rate
+    that makes the offered load (GPU-seconds on best placements requested per second, over
+    the cluster's GPUs) equal ``load``.
+
+    Parameters
+    ----------
+    n_jobs : int
+    cluster : Cluster
+        Must give both bandwidths.
+    load : float
+        Offered load, > 0.
+    median_length_s, sigma, max_length_s : float
+    seed : int, Generator or None
+    name : str, optional
+
+    Returns
+    -------
+    Instance
+        Jobs in arrival order, with ``features`` model, parallelism and recurrence key.
+    """
+    from asrpt_opt.model.job import Parallelism
+    from asrpt_opt.speed.cluster import ClusterSpeed
+
+    if n_jobs < 1:
+        raise UsageError("n_jobs must be >= 1")
+    if not load > 0:
+        raise UsageError("load must be > 0")
+    if cluster.intra_server_gbps is None or cluster.inter_server_gbps is None:
+        raise UsageError("dnn_mix needs a cluster with intra_server_gbps and inter_server_gbps")
+    rng = np.random.default_rng(seed)
+    m = cluster.total_gpus
+    types = [t for t in DNN_MIX_TYPES if t[1] * t[2] * t[3] <= m]
+    freq = np.array([t[4] for t in types])
+    speed = ClusterSpeed(cluster)
+    taus = []
+    for model, dp, pp, tp, _ in types:
+        probe = Job(
+            id="probe",
+            release_s=0,
+            gpus=dp * pp * tp,
+            model=model,
+            parallelism=Parallelism(dp=dp, pp=pp, tp=tp),
+            iterations=1,
+        )
+        taus.append(1.0 / speed.best_rate(probe, cluster))
+    kind = rng.choice(len(types), size=n_jobs, p=freq / freq.sum())
+    length = np.exp(rng.normal(np.log(median_length_s), sigma, size=n_jobs))
+    length = np.clip(length, 60.0, max_length_s)
+    tau = np.array(taus)[kind]
+    iterations = np.maximum(1, np.round(length / tau)).astype(np.int64)
+    gpus = np.array([types[k][1] * types[k][2] * types[k][3] for k in kind])
+    rate = load * m / float(np.mean(gpus * iterations * tau))
+    release = np.round(np.cumsum(rng.exponential(1.0 / rate, size=n_jobs)), 3)
+    release -= release[0]
+    width = len(str(n_jobs - 1))
+    jobs = []
+    for i in range(n_jobs):
+        model, dp, pp, tp, _ = types[int(kind[i])]
+        jobs.append(
+            Job(
+                id=f"m{i:0{width}d}",
+                release_s=float(release[i]),
+                gpus=int(gpus[i]),
+                model=model,
+                parallelism=Parallelism(dp=dp, pp=pp, tp=tp),
+                iterations=int(iterations[i]),
+                features={"recurrence_key": f"{model}-{dp}x{pp}x{tp}"},
+            )
+        )
+    return Instance(
+        name=name or f"dnn-mix-n{n_jobs}-load{load:g}",
+        cluster=cluster,
+        jobs=tuple(jobs),
+        provenance={
+            "generator": "asrpt_opt.traces.synthetic.dnn_mix",
+            "load": load,
+            "median_length_s": median_length_s,
+            "sigma": sigma,
+            "seed": str(seed),
         },
     )
