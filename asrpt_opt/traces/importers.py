@@ -186,32 +186,43 @@ def map_models(
 ) -> Instance:
     """Turn abstract jobs whose ``features["model"]`` is mapped into DNN jobs.
 
-    A mapped job becomes data-parallel (dp = its GPUs) on the bundled model it maps to, with
-    ``iterations = round(duration_s / tau)``, tau being the model's iteration time on the
-    job's best placement in an empty cluster: the measured run time divided by a modelled
-    speed. The cluster gains the two bandwidths; the mapping and this rule go into the
-    provenance. Unmapped jobs stay abstract.
+    A mapping value is a bundled model, optionally with pipeline and tensor parallelism:
+    ``resnet50`` (data-parallel, dp = the job's GPUs) or ``gpt2-1.5b/pp2tp4`` (pp = 2, tp = 4,
+    dp = GPUs / 8 for every job whose width is a multiple of 8; narrower or other widths fall
+    back to data parallelism). ``iterations = round(duration_s / tau)``, tau being the model's
+    iteration time on the job's best placement in an empty cluster: the measured run time
+    divided by a modelled speed. The cluster gains the two bandwidths; the mapping and this
+    rule go into the provenance. Unmapped jobs stay abstract.
 
     Parameters
     ----------
     instance : Instance
     mapping : dict
-        Trace model name -> bundled model name (see :data:`asrpt_opt.model.dnn.MODELS`).
+        Trace model name -> ``MODEL[/ppPtpT]`` (see :data:`asrpt_opt.model.dnn.MODELS`).
     intra_gbps, inter_gbps : float
 
     Returns
     -------
     Instance
     """
+    import re
+
     from asrpt_opt.model.dnn import MODELS
     from asrpt_opt.speed.cluster import ClusterSpeed
 
-    for trace_name, model in mapping.items():
-        if model not in MODELS:
+    targets: dict[str, tuple[str, int, int]] = {}
+    for trace_name, value in mapping.items():
+        found = re.fullmatch(r"([\w.\-]+?)(?:/(?:pp(\d+))?(?:tp(\d+))?)?", value)
+        model = found.group(1) if found else value
+        if found is None or model not in MODELS:
             raise InstanceError(
-                f"--map-models {trace_name}={model}: unknown model {model!r} "
-                f"(known: {', '.join(MODELS)})"
+                f"--map-models {trace_name}={value}: unknown model {model!r} "
+                f"(known: {', '.join(MODELS)}; add /ppPtpT for pipeline and tensor parallelism)"
             )
+        pp, tp = int(found.group(2) or 1), int(found.group(3) or 1)
+        if pp < 1 or tp < 1:
+            raise InstanceError(f"--map-models {trace_name}={value}: pp and tp must be >= 1")
+        targets[trace_name] = (model, pp, tp)
     cluster = Cluster(
         servers=instance.cluster.servers,
         intra_server_gbps=intra_gbps,
@@ -221,17 +232,21 @@ def map_models(
     jobs = []
     mapped = 0
     for job in instance.jobs:
-        target = mapping.get(str(job.features.get("model", "")))
+        target = targets.get(str(job.features.get("model", "")))
         if target is None or job.duration_s is None:
             jobs.append(job)
             continue
+        model, pp, tp = target
+        if job.gpus % (pp * tp):
+            pp, tp = 1, 1
+        parallelism = Parallelism(dp=job.gpus // (pp * tp), pp=pp, tp=tp)
         dnn = Job(
             id=job.id,
             release_s=job.release_s,
             gpus=job.gpus,
             weight=job.weight,
-            model=target,
-            parallelism=Parallelism(dp=job.gpus),
+            model=model,
+            parallelism=parallelism,
             iterations=1,
             features=dict(job.features),
         )
@@ -243,8 +258,8 @@ def map_models(
                 release_s=job.release_s,
                 gpus=job.gpus,
                 weight=job.weight,
-                model=target,
-                parallelism=Parallelism(dp=job.gpus),
+                model=model,
+                parallelism=parallelism,
                 iterations=iterations,
                 features=dict(job.features),
             )
@@ -254,6 +269,7 @@ def map_models(
     provenance["map_models"] = ",".join(f"{k}={v}" for k, v in sorted(mapping.items()))
     provenance["mapped_jobs"] = mapped
     provenance["mapped_iterations"] = (
-        "round(run time / modelled iteration time on the best placement), data-parallel"
+        "round(run time / modelled iteration time on the best placement); dp x pp x tp as "
+        "mapped where the width allows, else data-parallel"
     )
     return Instance(name=instance.name, cluster=cluster, jobs=tuple(jobs), provenance=provenance)

@@ -182,3 +182,37 @@ def test_bundled_pollux_replay_instance_matches_the_generator():
 
     path = ROOT / "instances" / "replay" / "pollux-workload-1.json"
     assert dumps_instance(pollux_instance(1, servers=(4,) * 16, seed=0)) == path.read_text()
+
+
+def test_dnn_mix_is_seeded_mixes_parallelisms_and_matches_the_bundled_instance():
+    from asrpt_opt.model import Cluster
+    from asrpt_opt.traces.synthetic import dnn_mix
+
+    cluster = Cluster(servers=(8,) * 16, intra_server_gbps=300.0, inter_server_gbps=12.5)
+    inst = dnn_mix(400, cluster, load=0.8, seed=0, name="dnn-mix-400")
+    assert dumps_instance(inst) == (ROOT / "instances" / "replay" / "dnn-mix-400.json").read_text()
+    kinds = {(j.parallelism.pp > 1, j.parallelism.tp > 1) for j in inst.jobs}
+    assert kinds == {(False, False), (True, False), (False, True), (True, True)}
+    assert max(j.gpus for j in inst.jobs) <= 64
+    assert dumps_instance(dnn_mix(50, cluster, seed=3)) != dumps_instance(
+        dnn_mix(50, cluster, seed=4)
+    )
+
+
+def test_map_models_can_give_pipeline_and_tensor_parallelism():
+    from asrpt_opt.model import Cluster, Instance, Job
+    from asrpt_opt.traces.importers import map_models
+
+    jobs = (
+        Job(id="a", release_s=0, gpus=8, duration_s=100, features={"model": "LM"}),
+        Job(id="b", release_s=0, gpus=4, duration_s=100, features={"model": "LM"}),
+        Job(id="c", release_s=0, gpus=2, duration_s=100, features={"model": "other"}),
+    )
+    inst = Instance(name="m", cluster=Cluster(servers=(8, 8)), jobs=jobs)
+    out = map_models(inst, {"LM": "gpt2-1.5b/pp2tp4"})
+    a, b, c = out.jobs
+    assert (a.parallelism.dp, a.parallelism.pp, a.parallelism.tp) == (1, 2, 4)
+    assert (b.parallelism.dp, b.parallelism.pp, b.parallelism.tp) == (4, 1, 1)  # 4 % 8 != 0
+    assert c.is_abstract
+    with pytest.raises(InstanceError, match="unknown model 'gpt9'"):
+        map_models(inst, {"LM": "gpt9/tp2"})
