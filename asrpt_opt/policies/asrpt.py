@@ -56,6 +56,9 @@ class ASRPT(ListScheduler):
     finished_order : {"remaining", "virtual"}
         Order among jobs that have finished on the virtual machine.
     backfill : bool
+    max_placement_slowdown : float, optional
+        The placement-aware start rule of
+        :class:`~asrpt_opt.policies.list_scheduler.ListScheduler` (off by default).
 
     References
     ----------
@@ -73,9 +76,14 @@ class ASRPT(ListScheduler):
     default_placement = "mincut"
 
     def __init__(
-        self, *, adaptive: str = "double", finished_order: str = "remaining", backfill: bool = True
+        self,
+        *,
+        adaptive: str = "double",
+        finished_order: str = "remaining",
+        backfill: bool = True,
+        max_placement_slowdown: float | None = None,
     ) -> None:
-        super().__init__(backfill=backfill)
+        super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.adaptive = adaptive
         self.finished_order = finished_order
 

@@ -30,6 +30,9 @@ class TwoDimensionalLAS(ListScheduler):
     thresholds_gpu_s : sequence of float
         Increasing queue thresholds in GPU-seconds (K thresholds give K + 1 queues).
     backfill : bool
+    max_placement_slowdown : float, optional
+        The placement-aware start rule of
+        :class:`~asrpt_opt.policies.list_scheduler.ListScheduler` (off by default).
 
     References
     ----------
@@ -41,9 +44,13 @@ class TwoDimensionalLAS(ListScheduler):
     preemptive = True
 
     def __init__(
-        self, *, thresholds_gpu_s: Sequence[float] = (3600.0, 36000.0), backfill: bool = True
+        self,
+        *,
+        thresholds_gpu_s: Sequence[float] = (3600.0, 36000.0),
+        backfill: bool = True,
+        max_placement_slowdown: float | None = None,
     ) -> None:
-        super().__init__(backfill=backfill)
+        super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.thresholds_gpu_s = thresholds_gpu_s
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:

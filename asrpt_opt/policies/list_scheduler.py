@@ -19,6 +19,7 @@ from bisect import insort
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
@@ -33,6 +34,11 @@ class ListScheduler:
     backfill : bool
         Let a later job start when an earlier one does not fit. Without backfill, the
         scheduler stops at the first waiting job that cannot start.
+    max_placement_slowdown : float, optional
+        A placement-aware start rule (off by default): a job whose placement in the free GPUs
+        would run more than this factor slower than its best placement on an empty cluster
+        waits for a better one (like Tiresias' consolidation), unless the cluster is idle.
+        Must be >= 1.
     """
 
     name = "list"
@@ -40,8 +46,15 @@ class ListScheduler:
     #: The placement method :func:`~asrpt_opt.sim.engine.simulate` uses when none is given.
     default_placement = "consolidate"
 
-    def __init__(self, *, backfill: bool = True) -> None:
+    def __init__(
+        self, *, backfill: bool = True, max_placement_slowdown: float | None = None
+    ) -> None:
+        if max_placement_slowdown is not None and not max_placement_slowdown >= 1:
+            raise UsageError(
+                f"max_placement_slowdown must be >= 1, got {max_placement_slowdown!r}"
+            )
         self.backfill = backfill
+        self.max_placement_slowdown = max_placement_slowdown
 
     # ----------------------------------------------------------------- hooks
     def waiting_key(self, job: int, view: ClusterView) -> float:
@@ -69,8 +82,15 @@ class ListScheduler:
 
     def place(self, job: int, free: NDArray[np.int64], view: ClusterView) -> Allocation | None:
         """Choose GPUs for ``job`` among ``free``, or None to leave it waiting (default: the
-        simulation's placement method, :meth:`~asrpt_opt.sim.view.ClusterView.place`)."""
-        return view.place(job, free)
+        simulation's placement method, :meth:`~asrpt_opt.sim.view.ClusterView.place`, and the
+        start rule ``max_placement_slowdown``)."""
+        allocation = view.place(job, free)
+        limit = self.max_placement_slowdown
+        if allocation is None or limit is None or view.total_free == view.total_gpus:
+            return allocation
+        if float(view.best_rate[job]) > view.rate_on(job, allocation) * limit:
+            return None
+        return allocation
 
     # ----------------------------------------------------------------- protocol
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:

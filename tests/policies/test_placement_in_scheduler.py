@@ -94,3 +94,26 @@ def test_a_placement_that_refuses_undoes_its_preemptions():
     assert res.metrics.preemptions == 0
     assert [r.completion_s for r in res.schedule.runs] == [20.0, 22.0]
     assert simulate(inst, "a-srpt").metrics.preemptions == 1
+
+
+def test_the_start_rule_waits_for_a_faster_placement():
+    # Two servers of 4: a (3 GPUs, 10 s) and c (3 GPUs, 2 s) leave one GPU free on each.
+    # b (2 GPUs, spread slowdown 3) arrives at t=1: spread now it runs 4 x 3 = 12 s (done at
+    # 13); with the rule it waits for c to finish at t=2 and runs 4 s on one server (done at 6).
+    jobs = (
+        Job(id="a", release_s=0, gpus=3, duration_s=10),
+        Job(id="c", release_s=0, gpus=3, duration_s=2),
+        Job(id="b", release_s=1, gpus=2, duration_s=4, spread_slowdown=3),
+    )
+    inst = Instance(name="rule", cluster=Cluster(servers=(4, 4)), jobs=jobs)
+    eager = simulate(inst, "fifo")
+    patient = simulate(inst, "fifo", max_placement_slowdown=1.25)
+    assert eager.schedule.runs[2].completion_s == 13.0
+    assert eager.schedule.runs[2].segments[0].allocation == ((0, 1), (1, 1))
+    assert patient.schedule.runs[2].completion_s == 6.0
+    assert patient.schedule.runs[2].segments[0].allocation == ((1, 2),)
+    # An idle cluster starts the job whatever its placement costs (no deadlock).
+    alone = Instance(name="alone", cluster=Cluster(servers=(1, 1)), jobs=(jobs[2],))
+    assert simulate(alone, "a-srpt", max_placement_slowdown=1.0).metrics.makespan_s == 13.0
+    with pytest.raises(ValueError, match="max_placement_slowdown"):
+        simulate(inst, "fifo", max_placement_slowdown=0.5)
