@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -74,6 +74,7 @@ def replay(
     predictor: str = "oracle",
     refit_every: int | None = None,
     seed: int = 0,
+    policy_params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
     """Simulate every policy on ``instance``.
@@ -92,6 +93,8 @@ def replay(
     refit_every : int, optional
         Refit the predictor after every this many completions.
     seed : int
+    policy_params : mapping, optional
+        Per policy name, keyword parameters of its constructor.
     progress : callable, optional
         ``progress(done, total)`` after each policy.
 
@@ -122,6 +125,7 @@ def replay(
             seed=seed,
             refit_every=refit_every,
             placement=placement,
+            **dict((policy_params or {}).get(name, {})),
         )
         placements[name] = result.placement
         walls[name] = time.perf_counter() - t0
@@ -136,7 +140,8 @@ def replay(
         "jobs": instance.n_jobs,
         "gpus": instance.cluster.total_gpus,
         "policies": list(policies),
-        "policy_params": "registry defaults",
+        "policy_params": {k: dict(v) for k, v in (policy_params or {}).items() if v}
+        or "registry defaults",
         "predictor": predictor,
         "predictor_params": params,
         "refit_every": refit_every,

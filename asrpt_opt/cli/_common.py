@@ -83,6 +83,59 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"asrpt-opt: error: {self.prog}: {message}\n")
 
 
+def _literal(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    if "," in text:
+        return tuple(_literal(part) for part in text.split(",") if part.strip())
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def policy_params(items: Sequence[str] | None, policies: Sequence[str]) -> dict[str, dict]:
+    """``--param [POLICY:]NAME=VALUE`` items as checked keyword parameters per policy.
+
+    An item without ``POLICY:`` applies to every listed policy that has the parameter (and
+    must fit at least one); values are ``true``/``false``, numbers, comma lists or text.
+    """
+    from asrpt_opt.sim.registry import check_policy_params, policy_parameters
+
+    raw: dict[str, dict] = {name: {} for name in policies}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        target, colon, name = key.rpartition(":") if ":" in key else ("", "", key)
+        if not sep or not name.strip():
+            raise UsageError(f"invalid --param {item!r}: use NAME=VALUE or POLICY:NAME=VALUE")
+        name = name.strip()
+        if colon:
+            if target not in raw:
+                raise UsageError(
+                    f"invalid --param {item!r}: {target!r} is not among the policies run "
+                    f"({', '.join(policies)})"
+                )
+            targets = [target]
+        else:
+            targets = [p for p in policies if name in policy_parameters(p)]
+            if not targets:
+                have = sorted({k for p in policies for k in policy_parameters(p)})
+                raise UsageError(
+                    f"invalid --param {item!r}: no policy run here has a parameter {name!r} "
+                    f"(parameters: {', '.join(have)})"
+                )
+        for t in targets:
+            raw[t][name] = _literal(value)
+    return {name: check_policy_params(name, params) for name, params in raw.items()}
+
+
 def parse_servers(text: str) -> tuple[int, ...]:
     """``SERVERSxGPUS`` (16x8) or a list of GPUs per server (8,8,4), as an argparse type."""
     try:

@@ -12,6 +12,7 @@ from asrpt_opt.cli._common import (
     fmt,
     name_list,
     parse_servers,
+    policy_params,
     registry_name,
     say,
     table,
@@ -115,6 +116,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         restore_overhead_s=args.restore_overhead,
         seed=args.seed,
         placement=args.placement,
+        **policy_params(args.param, [args.policy])[args.policy],
     )
     lb = lower_bounds(inst, speed=default_speed(inst)).lower_bound_s
     if args.gantt:
@@ -152,7 +154,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.n_servers} servers "
             f"({inst.cluster.total_gpus} GPUs); simulating {len(PRIMARY)} policies"
         )
-    report = replay(inst, PRIMARY, seed=args.seed, progress=Progress(inst.name, not args.json))
+    report = replay(
+        inst,
+        PRIMARY,
+        seed=args.seed,
+        policy_params=policy_params(args.param, PRIMARY),
+        progress=Progress(inst.name, not args.json),
+    )
     use_agg()
     from asrpt_opt.analysis.plots import plot_comparison, plot_gantt
 
@@ -190,9 +198,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from asrpt_opt.cli._common import use_agg
 
     inst = load_instance(args.instance)
+    policies = name_list(args.policies, POLICIES, "policy")
     report = replay(
         inst,
-        name_list(args.policies, POLICIES, "policy"),
+        policies,
+        policy_params=policy_params(args.param, policies),
         placement=args.placement,
         predictor=args.predictor,
         refit_every=args.refit_every,
@@ -309,6 +319,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--bias", type=float, default=1.0, help="noisy predictor's bias")
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="[POLICY:]NAME=VALUE",
+        help="a policy parameter (repeatable), e.g. backfill=false for strict FIFO or "
+        "a-srpt:finished_order=virtual; checked against the policy",
+    )
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("sensitivity", help="policies under growing prediction error")
@@ -346,6 +363,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="asrpt-replay", help="folder for plots and results.json")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="[POLICY:]NAME=VALUE",
+        help="a policy parameter (repeatable), e.g. backfill=false for strict FIFO or "
+        "a-srpt:finished_order=virtual; checked against the policy",
+    )
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
@@ -359,4 +383,11 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="[POLICY:]NAME=VALUE",
+        help="a policy parameter (repeatable), e.g. backfill=false for strict FIFO or "
+        "a-srpt:finished_order=virtual; checked against the policy",
+    )
     p.set_defaults(func=cmd_demo)

@@ -1,7 +1,7 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)
-['2d-las', 'a-srpt', 'fifo', 'sjf', 'srpt', 'srsf', 'srtf']
+['2d-las', 'a-srpt', 'fifo', 'sjf', 'srpt', 'srsf', 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
+from asrpt_opt.policies.tiresias import TiresiasDLAS, TiresiasGittins
 from asrpt_opt.sim.registry import POLICIES, make_policy, register_policy
 from asrpt_opt.sim.view import Policy
 
@@ -27,6 +28,8 @@ __all__ = [
     "SRTF",
     "ListScheduler",
     "Policy",
+    "TiresiasDLAS",
+    "TiresiasGittins",
     "TwoDimensionalLAS",
     "make_policy",
     "register_policy",
@@ -42,6 +45,8 @@ for _name, _factory in (
     ("srpt", SRPT),
     ("srsf", SRSF),
     ("2d-las", TwoDimensionalLAS),
+    ("tiresias-2d-las", TiresiasDLAS),
+    ("tiresias-gittins", TiresiasGittins),
 ):
     register_policy(_name, _factory)
 

@@ -173,7 +173,16 @@ def test_demo_writes_table_and_plots(capsys, tmp_path):
         assert (tmp_path / "o" / png).read_bytes()[:4] == b"\x89PNG"
     status, out, _ = run(capsys, "demo", "--out", str(tmp_path / "o"), "--n-jobs", "60", "--json")
     data = json.loads(out)
-    assert set(data["policies"]) == {"a-srpt", "fifo", "sjf", "srtf", "srsf", "2d-las"}
+    assert set(data["policies"]) == {
+        "a-srpt",
+        "fifo",
+        "sjf",
+        "srtf",
+        "srsf",
+        "2d-las",
+        "tiresias-2d-las",
+        "tiresias-gittins",
+    }
     assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())
 
 
