@@ -10,9 +10,12 @@ interrupted sweep resumes without redoing or losing finished instances.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import signal
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -220,7 +223,19 @@ def _results(
 
 
 def _tagged(config: RatioConfig, seed: int) -> tuple[int, dict[str, Any]]:
+    _die_with_parent()
     return seed, evaluate_instance(config, seed)
+
+
+def _die_with_parent() -> None:
+    # A worker process outlives a sweep killed with SIGKILL (nothing runs in the sweep to
+    # stop it); on Linux the kernel can kill the worker when its parent dies.
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
 
 
 def run_sweep(

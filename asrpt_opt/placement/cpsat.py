@@ -18,6 +18,7 @@ import itertools
 import math
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,7 +27,57 @@ from ortools.sat.python import cp_model
 from asrpt_opt.errors import SolverError
 from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns"]
+__all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns", "solve_interruptibly"]
+
+
+def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
+    """``solver.solve(model)``, stopped by Ctrl-C, which then reaches the caller.
+
+    CP-SAT catches SIGINT during a solve and just ends the search early, so an interrupted
+    solve looked like a finished one (a sweep then stored it as final). Here CP-SAT leaves
+    SIGINT alone and searches in a helper thread (it releases the interpreter lock), so the
+    main thread, waiting on it, receives the KeyboardInterrupt: it stops the search, waits
+    for it to end and raises.
+
+    Parameters
+    ----------
+    solver : CpSolver
+    model : CpModel
+
+    Returns
+    -------
+    int
+        The solve status.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When interrupted; the search is stopped first.
+    """
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model)  # signals only reach the main thread anyway
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["status"] = solver.solve(model)
+        except BaseException as exc:  # re-raised in the caller's thread
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, name="cp-sat", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt:
+        while worker.is_alive():  # a stop issued while the model is still loading is lost
+            solver.stop_search()
+            worker.join(0.05)
+        raise
+    if "error" in out:
+        raise out["error"]
+    return out["status"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,7 +196,7 @@ def min_cut_placement(
     solver = solver or cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = threads
-    code = solver.solve(m)
+    code = solve_interruptibly(solver, m)
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         if hint is None:
             raise SolverError("CP-SAT found no placement")
@@ -320,7 +371,7 @@ def pack_columns(
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1
-    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if solve_interruptibly(solver, m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     servers = {room: [s for s, f in enumerate(rooms) if f == room] for room in by_room}
     out = np.full(n, -1, dtype=np.int64)

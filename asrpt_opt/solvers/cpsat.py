@@ -24,6 +24,7 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.placement.cpsat import solve_interruptibly
 from asrpt_opt.solvers._data import Discrete
 from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
 
@@ -210,7 +211,7 @@ class CPSATModel:
         solver.parameters.random_seed = int(seed)
         solver.parameters.relative_gap_limit = float(gap)
         t0 = time.perf_counter()
-        code = solver.solve(self.model)
+        code = solve_interruptibly(solver, self.model)
         wall = time.perf_counter() - t0
         bound = solver.best_objective_bound / self.weight_scale
         statuses = {

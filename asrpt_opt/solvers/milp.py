@@ -21,6 +21,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import replace
+from typing import Any
 
 import pulp
 
@@ -31,6 +32,27 @@ from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
 
 _MAX_VARIABLES = 400_000
+
+
+class _InterruptibleHiGHS(pulp.HiGHS):
+    """PuLP's HiGHS, stopped by Ctrl-C, which then reaches the caller.
+
+    HiGHS runs in highspy's helper thread while the main thread waits; a KeyboardInterrupt
+    asks HiGHS to stop through its interrupt callbacks, waits for it, and is raised again, so
+    an interrupted solve never passes for a finished one."""
+
+    def callSolver(self, lp: Any) -> None:
+        model = lp.solverModel
+        model.HandleUserInterrupt = True
+        model.startSolve()
+        try:
+            while not model.wait(0.05)[0]:
+                pass
+        except KeyboardInterrupt:
+            model.cancelSolve()
+            while not model.wait(0.05)[0]:
+                pass
+            raise
 
 
 class TimeIndexedMILP:
@@ -190,7 +212,7 @@ class TimeIndexedMILP:
             The status is PuLP's ``sol_status`` mapped honestly; the bound is HiGHS' dual
             bound in time units.
         """
-        solver = pulp.HiGHS(
+        solver = _InterruptibleHiGHS(
             msg=False,
             timeLimit=time_limit_s,
             threads=threads,
@@ -280,7 +302,7 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
     for t, terms in by_slot.items():
         prob += pulp.lpSum(q * v for q, v in terms) <= pooled.total_gpus, f"cap_{t}"
     prob += pulp.lpSum(pooled.weight[j] * c for j, c in comp.items())
-    prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit_s))
+    prob.solve(_InterruptibleHiGHS(msg=False, timeLimit=time_limit_s))
     if prob.sol_status != pulp.LpSolutionOptimal:
         return -math.inf
     return float(pulp.value(prob.objective))
