@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.io import write_atomically
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.model.workers import WorkerGraph
 from asrpt_opt.prediction.evaluate import PredictionScore
@@ -26,7 +28,21 @@ __all__ = [
     "plot_gantt",
     "plot_ratios",
     "plot_worker_graph",
+    "save_figure",
 ]
+
+
+def save_figure(fig: Any, path: str | PathLike[str], *, dpi: int = 120) -> None:
+    """Write a figure atomically; the file type follows the extension (PNG, SVG, PDF...).
+
+    Parameters
+    ----------
+    fig : matplotlib Figure
+    path : path-like
+    dpi : int
+    """
+    kind = Path(path).suffix.lstrip(".").lower() or "png"
+    write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=kind))
 
 
 def plot_comparison(
@@ -67,7 +83,7 @@ def plot_comparison(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -160,7 +176,7 @@ def plot_gantt(
     ax.set_ylabel("GPU (servers separated by lines)")
     ax.set_title(title or f"{instance.name}: {n} jobs on {m} GPUs")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -220,7 +236,7 @@ def plot_worker_graph(
     ax.set_title(title, fontsize=9)
     ax.set_xlim(-0.5, par.pp - 0.5 + 0.4)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -246,7 +262,7 @@ def plot_calibration(scores: Sequence[PredictionScore], path: str | PathLike[str
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("predicted length")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -282,7 +298,7 @@ def plot_ratios(
     ax.legend()
     fig.tight_layout()
     cdf = out / "ratio-cdf.png"
-    fig.savefig(cdf, dpi=120)
+    save_figure(fig, cdf)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 4))
     load = [p["load"] for p in payloads]
@@ -294,6 +310,6 @@ def plot_ratios(
     ax.legend()
     fig.tight_layout()
     vs = out / "ratio-vs-load.png"
-    fig.savefig(vs, dpi=120)
+    save_figure(fig, vs)
     plt.close(fig)
     return [str(cdf), str(vs)]

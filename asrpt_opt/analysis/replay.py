@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.io import dumps_instance
+from asrpt_opt.model.io import atomic_write_text, dumps_instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.metrics import Metrics
@@ -211,6 +211,8 @@ def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]
     """
     import matplotlib.pyplot as plt
 
+    from asrpt_opt.analysis.plots import save_figure
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     inst = report.instance
@@ -226,7 +228,7 @@ def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]
     ax.legend()
     fig.tight_layout()
     cdf = out / "jct-cdf.png"
-    fig.savefig(cdf, dpi=120)
+    save_figure(fig, cdf)
     plt.close(fig)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
     m = inst.cluster.total_gpus
@@ -243,8 +245,8 @@ def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]
         ax.grid(alpha=0.3)
     fig.tight_layout()
     tl = out / "timeline.png"
-    fig.savefig(tl, dpi=120)
+    save_figure(fig, tl)
     plt.close(fig)
     results = out / "results.json"
-    results.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(results, json.dumps(report.to_json(), indent=2) + "\n")
     return [str(cdf), str(tl), str(results)]

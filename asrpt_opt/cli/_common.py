@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from asrpt_opt.errors import UsageError
@@ -162,6 +164,44 @@ def parse_counts(text: str, what: str) -> list[int]:
     if not values or min(values) < 0:
         raise UsageError(f"invalid {what} {text!r}: counts must be >= 0")
     return values
+
+
+def output_file(path: str | None, *, option: str, notice: bool = True) -> None:
+    """Check, before any work, that a file can be written at ``path``.
+
+    The convention for every file the CLI writes: missing parent folders are created, a
+    folder in the way is refused, and an existing file is replaced (atomically, once the work
+    is done) with a note on stderr.
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a folder, not a file")
+    _writable_folder(target.parent, option=option, path=path)
+    if notice and target.exists():
+        say(f"asrpt-opt: note: {option} {path} exists and will be replaced")
+
+
+def output_dir(path: str | None, *, option: str) -> None:
+    """Check, before any work, that files can be written into the folder ``path`` (created
+    when missing; files already in it are replaced)."""
+    if path is None:
+        return
+    _writable_folder(Path(path), option=option, path=path)
+
+
+def _writable_folder(folder: Path, *, option: str, path: str) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {path}: {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {path}: cannot create folder {folder}: {exc.strerror or exc}"
+        ) from None
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
 
 
 def use_agg() -> None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from asrpt_opt.cli._common import emit_json, name_list, parse_servers, table
+from asrpt_opt.cli._common import (
+    emit_json,
+    name_list,
+    output_dir,
+    output_file,
+    parse_servers,
+    table,
+)
 from asrpt_opt.errors import UsageError
 from asrpt_opt.prediction import PREDICTORS
 from asrpt_opt.traces.importers import TRACE_FORMATS
@@ -21,6 +28,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from asrpt_opt.prediction.evaluate import rolling_origin
     from asrpt_opt.traces.importers import load_jobs
 
+    output_dir(args.out, option="--out")
     inst = load_jobs(args.source)
     names = name_list(args.predictors, PREDICTORS, "predictor")
     predictors = {n: make_predictor(n, **seed_params(n, args.seed)) for n in names}
@@ -59,6 +67,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from asrpt_opt.model.io import dump_instance
     from asrpt_opt.traces.importers import import_trace
 
+    output_file(args.output, option="-o")
     mapping = None
     if args.map_models:
         pairs = [p.split("=", 1) for p in args.map_models.split(",") if p.strip()]

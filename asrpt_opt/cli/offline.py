@@ -14,12 +14,14 @@ from asrpt_opt.cli._common import (
     Progress,
     emit_json,
     name_list,
+    output_dir,
+    output_file,
     registry_name,
     say,
     table,
 )
 from asrpt_opt.errors import UsageError
-from asrpt_opt.model.io import load_instance
+from asrpt_opt.model.io import atomic_write_text, load_instance
 from asrpt_opt.policies import POLICIES
 from asrpt_opt.solvers.solve import SOLVERS
 from asrpt_opt.speed.default import CLUSTER_MODELS
@@ -34,6 +36,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from asrpt_opt.solvers.result import optimum_record
     from asrpt_opt.solvers.solve import SolverParams, load_preset, solve
 
+    output_file(args.plot, option="--plot")
+    output_dir(args.record, option="--record")
     inst = load_instance(args.instance)
     params = load_preset(args.preset) if args.preset else SolverParams()
     if args.time_limit is not None:
@@ -51,7 +55,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         path = Path(args.record) / f"{inst.name}.{res.cluster_model}.{kind}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         record = optimum_record(res, inst, source=Path(args.instance).name)
-        path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(path, json.dumps(record, indent=2) + "\n")
         if not args.json:
             print(f"recorded in {path}")
     if args.plot and res.schedule is not None:
@@ -93,6 +97,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
     if args.n < 1 or args.seeds < 1 or args.workers < 1:
         raise UsageError("--n, --seeds and --workers must be >= 1")
+    output_dir(args.out, option="--out")
+    output_file(args.store, option="--store", notice=False)
     config = RatioConfig(
         family=args.family,
         n=args.n,
@@ -176,6 +182,7 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
     from asrpt_opt.analysis.worst_case import worst_case
     from asrpt_opt.model.io import dump_instance
 
+    output_file(args.out, option="--out")
     budget = args.budget.rstrip("s")
     try:
         budget_s = float(budget)

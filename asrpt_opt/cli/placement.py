@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from asrpt_opt.cli._common import emit_json, name_list, parse_counts, registry_name, table
+from asrpt_opt.cli._common import (
+    emit_json,
+    name_list,
+    output_file,
+    parse_counts,
+    registry_name,
+    table,
+)
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
@@ -63,6 +70,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from asrpt_opt.model.workers import worker_graph
     from asrpt_opt.placement.methods import place
 
+    output_file(args.out, option="--out")
     dims = parse_counts(args.parallelism, "--parallelism")
     if len(dims) != 3 or min(dims) < 1:
         raise UsageError("--parallelism needs three integers dp,pp,tp, each >= 1")

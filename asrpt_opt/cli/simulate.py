@@ -11,6 +11,8 @@ from asrpt_opt.cli._common import (
     emit_json,
     fmt,
     name_list,
+    output_dir,
+    output_file,
     parse_servers,
     policy_params,
     registry_name,
@@ -105,6 +107,7 @@ def cmd_relax(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulate one policy on an instance."""
+    output_file(args.gantt, option="--gantt")
     inst = load_instance(args.instance)
     params: dict[str, Any] = seed_params(args.predictor, args.seed)
     if args.predictor == "noisy":
@@ -146,9 +149,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from asrpt_opt.cli._common import use_agg
     from asrpt_opt.traces.gavel import gavel_instance
 
+    output_dir(args.out, option="--out")
     inst = gavel_instance(n_jobs=args.n_jobs, servers=args.cluster)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     if not args.json:
         say(
             f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.n_servers} servers "
@@ -197,6 +200,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from asrpt_opt.analysis.replay import plot_replay, replay
     from asrpt_opt.cli._common import use_agg
 
+    output_dir(args.out, option="--out")
     inst = load_instance(args.instance)
     policies = name_list(args.policies, POLICIES, "policy")
     report = replay(
@@ -228,6 +232,7 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     from asrpt_opt.analysis.sensitivity import plot_sensitivity, sensitivity
     from asrpt_opt.errors import UsageError
 
+    output_dir(args.out, option="--out")
     inst = load_instance(args.instance)
     try:
         mus = [float(m) for m in args.mu.split(",") if m.strip()]
@@ -243,10 +248,12 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         use_agg()
         import matplotlib.pyplot as plt
 
+        from asrpt_opt.analysis.plots import save_figure
+
         Path(args.out).mkdir(parents=True, exist_ok=True)
         plot = str(Path(args.out) / "sensitivity.png")
         fig = plot_sensitivity(report)
-        fig.savefig(plot, dpi=120)
+        save_figure(fig, plot)
         plt.close(fig)
     if args.json:
         emit_json({**report.to_json(), "plot": plot})

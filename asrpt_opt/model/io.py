@@ -7,8 +7,12 @@ the JSON path and the reason, for example ``tiny.json: jobs[3].gpus: 12 exceeds 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import tempfile
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -21,12 +25,14 @@ from asrpt_opt.model.job import Job, Parallelism
 
 __all__ = [
     "FORMAT",
+    "atomic_write_text",
     "dump_instance",
     "dumps_instance",
     "instance_from_dict",
     "instance_to_dict",
     "load_instance",
     "loads_instance",
+    "write_atomically",
 ]
 
 FORMAT = "asrpt-instance/1"
@@ -284,4 +290,47 @@ def dump_instance(instance: Instance, path: str | PathLike[str]) -> None:
     instance : Instance
     path : path-like
     """
-    Path(path).write_text(dumps_instance(instance), encoding="utf-8")
+    atomic_write_text(path, dumps_instance(instance))
+
+
+def atomic_write_text(path: str | PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically: into a temporary file of the same folder, then
+    renamed over ``path``, so an interrupted or failed write never leaves a truncated file
+    and never destroys the previous one.
+
+    Parameters
+    ----------
+    path : path-like
+    text : str
+    """
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(path: str | PathLike[str], write: Callable[[str], object]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    Parameters
+    ----------
+    path : path-like
+    write : callable
+        Writes the whole file to the path it is given.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        # mkstemp makes the file private; give it the mode a plain open() would have.
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
