@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -138,14 +139,44 @@ def policy_params(items: Sequence[str] | None, policies: Sequence[str]) -> dict[
     return {name: check_policy_params(name, params) for name, params in raw.items()}
 
 
+def whole(minimum: int) -> Any:
+    """An argparse type: a whole number >= ``minimum``."""
+
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    check.__name__ = "whole number"
+    return check
+
+
+def finite(minimum: float, *, strict: bool = False) -> Any:
+    """An argparse type: a finite number >= ``minimum`` (> with ``strict``)."""
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        bad = not math.isfinite(value) or value < minimum or (strict and value == minimum)
+        if bad:
+            rule = ">" if strict else ">="
+            raise argparse.ArgumentTypeError(f"must be a finite number {rule} {minimum:g}")
+        return value
+
+    check.__name__ = "number"
+    return check
+
+
 def parse_servers(text: str) -> tuple[int, ...]:
     """``SERVERSxGPUS`` (16x8) or a list of GPUs per server (8,8,4), as an argparse type."""
     try:
-        if "x" in text:
-            count, size = (int(p) for p in text.split("x", 1))
-            servers = (size,) * count
-        else:
-            servers = tuple(int(p) for p in text.split(","))
+        servers = _servers_of(text) if "x" in text else tuple(int(p) for p in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"invalid cluster {text!r}: use SERVERSxGPUS (16x8) or a list of GPUs (8,8,4)"
@@ -153,6 +184,19 @@ def parse_servers(text: str) -> tuple[int, ...]:
     if not servers or min(servers) < 1:
         raise argparse.ArgumentTypeError(f"invalid cluster {text!r}: GPU counts must be >= 1")
     return servers
+
+
+def _servers_of(text: str) -> tuple[int, ...]:
+    # SERVERSxGPUS is checked against the limits before a tuple of that length is built.
+    from asrpt_opt.model._checks import MAX_SERVERS, MAX_TOTAL_GPUS
+
+    count, size = (int(p) for p in text.split("x", 1))
+    if count > MAX_SERVERS or count * size > MAX_TOTAL_GPUS:
+        raise argparse.ArgumentTypeError(
+            f"invalid cluster {text!r}: at most {MAX_SERVERS:,} servers and "
+            f"{MAX_TOTAL_GPUS:,} GPUs are supported"
+        )
+    return (size,) * count
 
 
 def parse_counts(text: str, what: str) -> list[int]:

@@ -7,11 +7,13 @@ from typing import Any
 
 from asrpt_opt.cli._common import (
     emit_json,
+    finite,
     name_list,
     output_dir,
     output_file,
     parse_servers,
     table,
+    whole,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.prediction import PREDICTORS
@@ -130,8 +132,8 @@ def add_parsers(sub: Any) -> None:
         default="rf,history,median,last,global,oracle",
         help=f"comma-separated, from: {', '.join(PREDICTORS)}",
     )
-    p.add_argument("--windows", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--windows", type=whole(2), default=10)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", metavar="DIR", help="write calibration.png here")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_predict)
@@ -146,16 +148,20 @@ def add_parsers(sub: Any) -> None:
         default=(8,) * 16,
         help="SERVERSxGPUS or a list of GPUs per server (default 16x8)",
     )
-    p.add_argument("--n-jobs", type=int, help="keep only the first N jobs")
+    p.add_argument("--n-jobs", type=whole(1), help="keep only the first N jobs")
     p.add_argument("--gpu-kind", default="v100", help="gavel: GPU kind of the throughputs")
-    p.add_argument("--seed", type=int, default=0, help="pollux: seed of the imputed lengths")
+    p.add_argument("--seed", type=whole(0), default=0, help="pollux: seed of the imputed lengths")
     p.add_argument("--strict", action="store_true", help="stop at the first bad row")
     p.add_argument(
         "--map-models",
         metavar="NAME=MODEL,...",
         help="turn jobs of these trace models into DNN jobs of bundled models",
     )
-    p.add_argument("--intra-gbps", type=float, default=300.0, help="with --map-models")
-    p.add_argument("--inter-gbps", type=float, default=12.5, help="with --map-models")
+    p.add_argument(
+        "--intra-gbps", type=finite(0, strict=True), default=300.0, help="with --map-models"
+    )
+    p.add_argument(
+        "--inter-gbps", type=finite(0, strict=True), default=12.5, help="with --map-models"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_import)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,14 @@ from asrpt_opt.cli._common import (
     DeprecatedFlag,
     Progress,
     emit_json,
+    finite,
     name_list,
     output_dir,
     output_file,
     registry_name,
     say,
     table,
+    whole,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
@@ -188,6 +191,8 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         budget_s = float(budget)
     except ValueError:
         raise UsageError(f"invalid --budget {args.budget!r}: give seconds, e.g. 300s") from None
+    if not (math.isfinite(budget_s) and budget_s > 0):
+        raise UsageError(f"invalid --budget {args.budget!r}: give a finite number of seconds > 0")
     found = worst_case(
         args.policy,
         args.n,
@@ -262,7 +267,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=finite(0, strict=True),
         metavar="S",
         help="seconds per backend (overrides the preset; default 10)",
     )
@@ -284,10 +289,12 @@ def add_parsers(sub: Any) -> None:
         metavar="NAME",
         help=f"instance family: one of {', '.join(FAMILIES)} (default poisson)",
     )
-    p.add_argument("--n", type=int, default=8, help="jobs per instance (default 8)")
-    p.add_argument("--seeds", type=int, default=20, help="instances, seeds 0..N-1 (default 20)")
+    p.add_argument("--n", type=whole(1), default=8, help="jobs per instance (default 8)")
+    p.add_argument(
+        "--seeds", type=whole(1), default=20, help="instances, seeds 0..N-1 (default 20)"
+    )
     p.add_argument("--policies", default="a-srpt,srpt,fifo,sjf,srsf,2d-las")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    p.add_argument("--workers", type=whole(1), default=1, help="parallel processes (default 1)")
     p.add_argument(
         "--executor",
         choices=EXECUTORS,
@@ -314,7 +321,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=finite(0, strict=True),
         default=10.0,
         metavar="S",
         help="offline solver seconds per backend and instance",
@@ -336,7 +343,7 @@ def add_parsers(sub: Any) -> None:
         metavar="NAME",
         help=f"one of {', '.join(POLICIES)} (default a-srpt)",
     )
-    p.add_argument("--n", type=int, default=6)
+    p.add_argument("--n", type=whole(1), default=6)
     p.add_argument(
         "--family",
         default="poisson",
@@ -345,8 +352,8 @@ def add_parsers(sub: Any) -> None:
         help=f"one of {', '.join(FAMILIES)} (default poisson)",
     )
     p.add_argument("--budget", default="60s", help="wall-clock budget, e.g. 300s")
-    p.add_argument("--time-limit", type=float, default=5.0, metavar="S")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--time-limit", type=finite(0, strict=True), default=5.0, metavar="S")
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", default="worst-case.json", help="instance file to write")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_worst_case)

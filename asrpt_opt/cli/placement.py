@@ -7,11 +7,13 @@ from typing import Any
 
 from asrpt_opt.cli._common import (
     emit_json,
+    finite,
     name_list,
     output_file,
     parse_counts,
     registry_name,
     table,
+    whole,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import load_instance
@@ -117,8 +119,10 @@ def add_parsers(sub: Any) -> None:
         help=f"comma-separated, from: {', '.join(METHODS)}",
     )
     p.add_argument("--free-gpus", metavar="N,N,...", help="free GPUs per server (default: all)")
-    p.add_argument("--time-limit", type=float, default=10.0, metavar="S", help="for ilp")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--time-limit", type=finite(0, strict=True), default=10.0, metavar="S", help="for ilp"
+    )
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_place)
 
@@ -133,8 +137,8 @@ def add_parsers(sub: Any) -> None:
         metavar="METHOD",
         help=f"one of {', '.join(METHODS)} (default mincut)",
     )
-    p.add_argument("--intra-gbps", type=float, default=300.0)
-    p.add_argument("--inter-gbps", type=float, default=12.5)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--intra-gbps", type=finite(0, strict=True), default=300.0)
+    p.add_argument("--inter-gbps", type=finite(0, strict=True), default=12.5)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", default="worker-graph.png")
     p.set_defaults(func=cmd_graph)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
 from asrpt_opt.cli._common import (
     Progress,
     emit_json,
+    finite,
     fmt,
     name_list,
     output_dir,
@@ -18,6 +20,7 @@ from asrpt_opt.cli._common import (
     registry_name,
     say,
     table,
+    whole,
 )
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
@@ -238,8 +241,8 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         mus = [float(m) for m in args.mu.split(",") if m.strip()]
     except ValueError:
         raise UsageError(f"invalid --mu {args.mu!r}: give numbers >= 1") from None
-    if not mus or min(mus) < 1:
-        raise UsageError(f"invalid --mu {args.mu!r}: give numbers >= 1")
+    if not mus or min(mus) < 1 or not all(math.isfinite(m) for m in mus):
+        raise UsageError(f"invalid --mu {args.mu!r}: give finite numbers >= 1")
     report = sensitivity(inst, name_list(args.policies, POLICIES, "policy"), mus, seed=args.seed)
     plot = None
     if args.out:
@@ -299,10 +302,10 @@ def add_parsers(sub: Any) -> None:
         metavar="NAME",
         help=f"one of: {', '.join(POLICIES)} (default a-srpt)",
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=whole(0), default=0, help="random seed (default 0)")
     p.add_argument(
         "--restore-overhead",
-        type=float,
+        type=finite(0),
         default=0.0,
         metavar="S",
         help="seconds a resumed job needs before it progresses (default 0)",
@@ -322,8 +325,10 @@ def add_parsers(sub: Any) -> None:
         help=f"how DNN jobs' GPUs are chosen: one of {', '.join(METHODS)} (default: the "
         "policy's own, mincut for a-srpt, consolidate for the baselines)",
     )
-    p.add_argument("--mu", type=float, default=2.0, help="noisy predictor's distortion")
-    p.add_argument("--bias", type=float, default=1.0, help="noisy predictor's bias")
+    p.add_argument("--mu", type=finite(1), default=2.0, help="noisy predictor's distortion")
+    p.add_argument(
+        "--bias", type=finite(0, strict=True), default=1.0, help="noisy predictor's bias"
+    )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
@@ -339,7 +344,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("instance")
     p.add_argument("--policies", default="a-srpt,srpt,sjf,2d-las")
     p.add_argument("--mu", default="1,1.5,2,4,8", help="distortions to try (>= 1)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", metavar="DIR", help="write sensitivity.png here")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_sensitivity)
@@ -363,11 +368,11 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--refit-every",
-        type=int,
+        type=whole(1),
         metavar="K",
         help="refit the predictor after every K completions",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", default="asrpt-replay", help="folder for plots and results.json")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
@@ -381,14 +386,16 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("demo", help="A-SRPT vs every baseline on the bundled workload")
     p.add_argument("--out", default="asrpt-demo", help="folder for the plots (default asrpt-demo)")
-    p.add_argument("--n-jobs", type=int, default=400, help="jobs from the trace (default 400)")
+    p.add_argument(
+        "--n-jobs", type=whole(1), default=400, help="jobs from the trace (default 400)"
+    )
     p.add_argument(
         "--cluster",
         type=parse_servers,
         default=(8,) * 8,
         help="SERVERSxGPUS or a list of GPUs per server (default 8x8)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--param",

@@ -11,6 +11,12 @@ from typing import Any
 
 from asrpt_opt.errors import InstanceError
 
+#: Limits that keep every computation representable and memory bounded (documented in
+#: docs/instance-format.md): times in seconds, work, and the cluster's size.
+MAX_TIME_S = 1e12
+MAX_SERVERS = 1_000_000
+MAX_TOTAL_GPUS = 100_000_000
+
 
 def _kind(value: Any) -> str:
     if value is None:
@@ -26,14 +32,24 @@ def _kind(value: Any) -> str:
     return f"{value!r}"
 
 
-def number(value: Any, field: str, *, minimum: float | None = None, strict: bool = False) -> float:
+def number(
+    value: Any,
+    field: str,
+    *,
+    minimum: float | None = None,
+    strict: bool = False,
+    maximum: float | None = None,
+) -> float:
     """Return ``value`` as a finite float, or raise naming ``field``.
 
-    ``strict`` makes ``minimum`` exclusive.
+    ``strict`` makes ``minimum`` exclusive; ``maximum`` is inclusive.
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InstanceError(f"must be a number, got {_kind(value)}", path=field)
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:
+        raise InstanceError("is too large (beyond floating point)", path=field) from None
     if not math.isfinite(out):
         raise InstanceError(f"must be finite, got {value!r}", path=field)
     if minimum is not None:
@@ -41,11 +57,14 @@ def number(value: Any, field: str, *, minimum: float | None = None, strict: bool
             raise InstanceError(f"must be > {minimum:g}, got {value!r}", path=field)
         if not strict and not out >= minimum:
             raise InstanceError(f"must be >= {minimum:g}, got {value!r}", path=field)
+    if maximum is not None and out > maximum:
+        raise InstanceError(f"must be at most {maximum:g}, got {value!r}", path=field)
     return out
 
 
-def integer(value: Any, field: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int >= ``minimum``; floats with a fraction are refused."""
+def integer(value: Any, field: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int in [``minimum``, ``maximum``]; floats with a fraction are
+    refused."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InstanceError(f"must be an integer, got {_kind(value)}", path=field)
     if isinstance(value, float) and not value.is_integer():
@@ -53,7 +72,18 @@ def integer(value: Any, field: str, *, minimum: int = 1) -> int:
     out = int(value)
     if out < minimum:
         raise InstanceError(f"must be >= {minimum}, got {value!r}", path=field)
+    if maximum is not None and out > maximum:
+        raise InstanceError(f"must be at most {maximum:,}, got {value!r}", path=field)
     return out
+
+
+def plain_value(value: Any, field: str) -> Any:
+    """Return ``value`` if it is a string, a boolean or a finite number (free-form notes)."""
+    if not isinstance(value, str | int | float | bool):
+        raise InstanceError("must be a string, number or boolean", path=field)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InstanceError(f"must be finite, got {value!r}", path=field)
+    return value
 
 
 def string(value: Any, field: str) -> str:

@@ -39,7 +39,20 @@ class Cluster:
         servers = _checks.sequence(self.servers, "servers")
         if not servers:
             raise InstanceError("must list at least one server", path="servers")
-        checked = tuple(_checks.integer(g, f"servers[{i}]") for i, g in enumerate(servers))
+        if len(servers) > _checks.MAX_SERVERS:
+            raise InstanceError(
+                f"lists {len(servers):,} servers; at most {_checks.MAX_SERVERS:,} are supported",
+                path="servers",
+            )
+        checked = tuple(
+            _checks.integer(g, f"servers[{i}]", maximum=_checks.MAX_TOTAL_GPUS)
+            for i, g in enumerate(servers)
+        )
+        if sum(checked) > _checks.MAX_TOTAL_GPUS:
+            raise InstanceError(
+                f"holds {sum(checked):,} GPUs; at most {_checks.MAX_TOTAL_GPUS:,} are supported",
+                path="servers",
+            )
         object.__setattr__(self, "servers", checked)
         object.__setattr__(self, "_total", sum(checked))
         object.__setattr__(self, "_max", max(checked))

@@ -83,10 +83,15 @@ class Instance:
                 )
         prov = _checks.mapping(dict(self.provenance), "provenance")
         for key, value in prov.items():
-            if not isinstance(value, str | int | float | bool):
-                raise InstanceError(
-                    "must be a string, number or boolean", path=f"provenance.{key}"
-                )
+            _checks.plain_value(value, f"provenance.{key}")
+        dnn = next((i for i, job in enumerate(jobs) if not job.is_abstract), None)
+        c = self.cluster
+        if dnn is not None and (c.intra_server_gbps is None or c.inter_server_gbps is None):
+            raise InstanceError(
+                f"jobs[{dnn}] is a DNN job, so the cluster needs intra_server_gbps and "
+                "inter_server_gbps",
+                path="cluster",
+            )
         object.__setattr__(self, "provenance", MappingProxyType(prov))
 
     @property

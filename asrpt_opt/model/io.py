@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -103,18 +104,72 @@ def loads_instance(text: str, *, source: str = "<string>") -> Instance:
     Instance
     """
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+            object_pairs_hook=_unique_keys,
+        )
     except json.JSONDecodeError as exc:
         raise InstanceError(
             f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}", source=source
         ) from None
-    except ValueError as exc:
-        raise InstanceError(str(exc), source=source) from None
+    except _BadToken as exc:
+        where = _where(text, exc.token, exc.nth)
+        raise InstanceError(f"{where}{exc.reason}", source=source) from None
+    except RecursionError:
+        raise InstanceError(
+            "invalid JSON: nested too deeply (an instance nests a few levels only)",
+            source=source,
+        ) from None
     return instance_from_dict(data, source=source)
 
 
+class _BadToken(ValueError):
+    def __init__(self, token: str, reason: str, *, nth: int = 1) -> None:
+        self.token = token
+        self.reason = reason
+        self.nth = nth
+        super().__init__(reason)
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"invalid JSON: {name} is not a number in JSON")
+    raise _BadToken(name, f"invalid JSON: {name} is not a number in JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BadToken(text, f"number {text[:20]} is beyond floating point")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 300:  # well past any float: no silent loss, no slow parsing
+        raise _BadToken(text, f"integer of {len(text)} digits is beyond floating point")
+    return int(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _BadToken(json.dumps(key), f"duplicate key {key!r} in an object", nth=2)
+        out[key] = value
+    return out
+
+
+def _where(text: str, token: str, nth: int = 1) -> str:
+    """``line L column C: `` of the ``nth`` occurrence of ``token`` (best effort)."""
+    at = -1
+    for _ in range(nth):
+        at = text.find(token, at + 1)
+    if at < 0:
+        return ""
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return f"line {line} column {column}: "
 
 
 def instance_from_dict(data: Any, *, source: str = "<dict>") -> Instance:
@@ -144,8 +199,9 @@ def _build(data: Any) -> Instance:
     if fmt != FORMAT:
         raise InstanceError(f"must be {FORMAT!r}, got {fmt!r}", path="format")
     name = _checks.string(doc.get("name", "unnamed"), "name")
+    raw_cluster = _checks.required(doc, "cluster")
     try:
-        cluster = _build_cluster(_checks.required(doc, "cluster"))
+        cluster = _build_cluster(raw_cluster)
     except InstanceError as exc:
         raise exc.within(path="cluster") from None
     raw_jobs = _checks.sequence(_checks.required(doc, "jobs"), "jobs")

@@ -90,7 +90,11 @@ class Job:
     def __post_init__(self) -> None:
         _checks.string(self.id, "id")
         set_ = object.__setattr__
-        set_(self, "release_s", _checks.number(self.release_s, "release_s", minimum=0))
+        set_(
+            self,
+            "release_s",
+            _checks.number(self.release_s, "release_s", minimum=0, maximum=_checks.MAX_TIME_S),
+        )
         set_(self, "gpus", _checks.integer(self.gpus, "gpus"))
         set_(self, "weight", _checks.number(self.weight, "weight", minimum=0, strict=True))
         set_(
@@ -110,7 +114,13 @@ class Job:
             set_(
                 self,
                 "duration_s",
-                _checks.number(self.duration_s, "duration_s", minimum=0, strict=True),
+                _checks.number(
+                    self.duration_s,
+                    "duration_s",
+                    minimum=0,
+                    strict=True,
+                    maximum=_checks.MAX_TIME_S,
+                ),
             )
         else:
             for key in ("model", "parallelism", "iterations"):
@@ -130,7 +140,11 @@ class Job:
                 )
             if not isinstance(self.parallelism, Parallelism):
                 raise InstanceError("must be a Parallelism", path="parallelism")
-            set_(self, "iterations", _checks.integer(self.iterations, "iterations"))
+            set_(
+                self,
+                "iterations",
+                _checks.integer(self.iterations, "iterations", maximum=10**12),
+            )
             if self.parallelism.workers != self.gpus:
                 p = self.parallelism
                 raise InstanceError(
@@ -147,6 +161,7 @@ class Job:
         for key, value in feats.items():
             if not isinstance(value, _FEATURE_TYPES):
                 raise InstanceError("must be a string, number or boolean", path=f"features.{key}")
+            _checks.plain_value(value, f"features.{key}")
         set_(self, "features", MappingProxyType(feats))
 
     @property

@@ -126,6 +126,8 @@ class NoisyOraclePredictor(ParamsMixin):
         """
         if not self.mu >= 1:
             raise UsageError(f"mu must be >= 1, got {self.mu!r}")
+        if not np.isfinite(self.mu) or not np.isfinite(self.bias):
+            raise UsageError(f"mu and bias must be finite, got {self.mu!r} and {self.bias!r}")
         if not self.bias > 0:
             raise UsageError(f"bias must be > 0, got {self.bias!r}")
         self.rng_ = np.random.default_rng(self.seed)

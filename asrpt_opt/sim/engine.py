@@ -182,8 +182,9 @@ class Simulator:
         self._rate = [0.0] * n
         self._segments: list[list[tuple[float, float, Allocation]]] = [[] for _ in range(n)]
         self._completion = [math.nan] * n
-        # Running jobs live in slots so policies can read their state as numpy arrays.
-        m = self.total_gpus
+        # Running jobs live in slots so policies can read their state as numpy arrays. At most
+        # min(jobs, GPUs) run at once: memory grows with jobs and servers, never with GPUs.
+        m = min(self.total_gpus, n)
         self._slot_of = [-1] * n
         self.slot_job = np.full(m, -1, dtype=np.int64)
         self.slot_att0 = np.zeros(m)

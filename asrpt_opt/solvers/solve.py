@@ -121,12 +121,24 @@ class SolverParams:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.time_limit_s > 0:
-            raise SolverError(f"time_limit_s must be > 0, got {self.time_limit_s!r}")
+        for name in ("time_limit_s", "relative_gap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise SolverError(f"{name} must be a number, got {value!r}")
+        if not (self.time_limit_s > 0 and math.isfinite(self.time_limit_s)):
+            raise SolverError(
+                f"time_limit_s must be a finite number > 0, got {self.time_limit_s!r}"
+            )
         if not 0 <= self.relative_gap < 1:
             raise SolverError(f"relative_gap must be in [0, 1), got {self.relative_gap!r}")
+        for name in ("threads", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SolverError(f"{name} must be a whole number, got {value!r}")
         if self.threads < 1:
             raise SolverError(f"threads must be >= 1, got {self.threads!r}")
+        if self.seed < 0:
+            raise SolverError(f"seed must be >= 0, got {self.seed!r}")
 
 
 def load_preset(path: str | PathLike[str]) -> SolverParams:

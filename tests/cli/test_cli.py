@@ -107,8 +107,8 @@ def test_simulate_table_and_gantt(capsys, tmp_path):
     [
         (["simulate", "missing.json"], "missing.json: cannot read file"),
         (["simulate", TINY, "--policy", "lifo"], "unknown policy 'lifo'"),
-        (["simulate", TINY, "--restore-overhead", "-1"], "restore_overhead_s"),
-        (["simulate", TINY, "--predictor", "noisy", "--mu", "0.5"], "mu must be >= 1"),
+        (["simulate", TINY, "--restore-overhead", "-1"], "argument --restore-overhead: must be"),
+        (["simulate", TINY, "--predictor", "noisy", "--mu", "0.5"], "argument --mu: must be"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, words):

@@ -7,7 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from asrpt_opt.errors import ModelError, PolicyError, UnknownNameError, UsageError
+from asrpt_opt.errors import (
+    InstanceError,
+    ModelError,
+    PolicyError,
+    UnknownNameError,
+    UsageError,
+)
 from asrpt_opt.model import instance_from_dict
 from asrpt_opt.policies import POLICIES
 from asrpt_opt.policies.list_scheduler import ListScheduler
@@ -173,9 +179,9 @@ def test_dnn_job_runs_at_its_modelled_speed():
     assert count == 4  # consolidated on one server: all traffic intra-server
     tau = wg.iteration_time(np.zeros(4, dtype=np.int64), intra_gbps=300.0, inter_gbps=12.5)
     assert c.completion_s - c.segments[0].start_s == pytest.approx(5000 * tau)
-    no_bw = instance_from_dict({**DESIGN_EXAMPLE, "cluster": {"servers": [4, 4]}})
-    with pytest.raises(ModelError, match="intra_server_gbps"):
-        simulate(no_bw, "fifo")
+    # A DNN job needs both bandwidths: the instance itself is refused, naming the field.
+    with pytest.raises(InstanceError, match=r"cluster: jobs\[2\] is a DNN job.*intra_server_gbps"):
+        instance_from_dict({**DESIGN_EXAMPLE, "cluster": {"servers": [4, 4]}})
 
 
 class Scripted(ListScheduler):
