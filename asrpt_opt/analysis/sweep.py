@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from asrpt_opt.analysis.families import make_family_instance
 from asrpt_opt.analysis.ratio import instance_ratio
-from asrpt_opt.errors import UnknownNameError
+from asrpt_opt.errors import UnknownNameError, UsageError
 from asrpt_opt.relaxation.bounds import lower_bounds, min_lengths, virtual_sizes
 from asrpt_opt.relaxation.srpt import srpt
 from asrpt_opt.sim.engine import simulate
@@ -34,6 +35,7 @@ from asrpt_opt.speed.base import PooledSpeed
 
 __all__ = [
     "EXECUTORS",
+    "STORE_SCHEMA",
     "RatioConfig",
     "ResultStore",
     "evaluate_instance",
@@ -139,22 +141,126 @@ def evaluate_instance(config: RatioConfig, seed: int) -> dict[str, Any]:
     return out
 
 
+#: Version of the store's tables (``PRAGMA user_version``); 0 was asrpt-opt 0.1.0's.
+STORE_SCHEMA = 2
+
+_RESULTS = (
+    "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, family TEXT NOT NULL,"
+    " n INTEGER NOT NULL, seed INTEGER NOT NULL, config TEXT NOT NULL, payload TEXT NOT NULL,"
+    " created REAL NOT NULL, offline_status TEXT, offline_value_s REAL, offline_bound_s REAL,"
+    " offline_wall_s REAL, load REAL)"
+)
+_POLICY_RESULTS = (
+    "CREATE TABLE IF NOT EXISTS policy_results (key TEXT NOT NULL, policy TEXT NOT NULL,"
+    " value_s REAL NOT NULL, ratio REAL, ratio_lo REAL, ratio_hi REAL, proven INTEGER NOT NULL,"
+    " PRIMARY KEY (key, policy))"
+)
+_V0_COLUMNS = ["key", "family", "n", "seed", "config", "payload", "created"]
+
+
 class ResultStore:
     """An SQLite file holding one row per finished (config, seed).
 
     Each row is committed as soon as it is written, so killing a sweep loses nothing that
-    finished and a rerun skips it.
+    finished and a rerun skips it. Besides the full JSON payload, the offline result and each
+    policy's value and ratio are typed columns (tables ``results`` and ``policy_results``), so
+    the store can be read with any SQLite client. The schema version is ``PRAGMA
+    user_version`` (:data:`STORE_SCHEMA`); a store of asrpt-opt 0.1.0 is upgraded in place,
+    and a file that is not a store of ours, or one written by a newer version, is refused.
+    Two sweeps may share a store: each computes what it finds missing, and a row written by
+    both holds the same result.
+
+    Parameters
+    ----------
+    path : path-like
+        The SQLite file (created when missing), or ``":memory:"``.
+
+    Raises
+    ------
+    UsageError
+        When ``path`` is a folder, is not SQLite, holds other tables, or is newer.
     """
 
     def __init__(self, path: str | PathLike[str] = ":memory:") -> None:
         self.path = str(path)
-        self.db = sqlite3.connect(self.path)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        if self.path != ":memory:":
+            target = Path(self.path)
+            if target.is_dir():
+                raise UsageError(f"{self.path}: is a folder, not a result store file")
+            if not target.parent.is_dir():
+                raise UsageError(f"{self.path}: folder {target.parent} does not exist")
+        try:
+            self.db = sqlite3.connect(self.path)
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(
+                f"{self.path}: not an asrpt-opt result store (SQLite says: {exc})"
+            ) from None
+
+    def _open(self) -> None:
+        db = self.db
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version > STORE_SCHEMA:
+            raise UsageError(
+                f"{self.path}: written by a newer asrpt-opt (store schema {version}, this "
+                f"version reads up to {STORE_SCHEMA})"
+            )
+        if version == 0 and tables:
+            columns = [r[1] for r in db.execute("PRAGMA table_info(results)")]
+            if tables != {"results"} or columns != _V0_COLUMNS:
+                raise UsageError(
+                    f"{self.path}: an SQLite file with other tables ({', '.join(sorted(tables))})"
+                    " is not an asrpt-opt result store"
+                )
+            self._upgrade_from_v0()
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(_RESULTS)
+        db.execute(_POLICY_RESULTS)
+        db.execute(f"PRAGMA user_version={STORE_SCHEMA}")
+        db.commit()
+
+    def _upgrade_from_v0(self) -> None:
+        db = self.db
+        for column, kind in (
+            ("offline_status", "TEXT"),
+            ("offline_value_s", "REAL"),
+            ("offline_bound_s", "REAL"),
+            ("offline_wall_s", "REAL"),
+            ("load", "REAL"),
+        ):
+            db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
+        db.execute(_POLICY_RESULTS)
+        for key, payload in db.execute("SELECT key, payload FROM results").fetchall():
+            self._typed(key, json.loads(payload))
+        db.commit()
+
+    def _typed(self, key: str, payload: dict[str, Any]) -> None:
         self.db.execute(
-            "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, family TEXT, n INTEGER,"
-            " seed INTEGER, config TEXT, payload TEXT, created REAL)"
+            "UPDATE results SET offline_status=?, offline_value_s=?, offline_bound_s=?,"
+            " offline_wall_s=?, load=? WHERE key=?",
+            (
+                payload.get("offline_status"),
+                payload.get("offline_value_s"),
+                payload.get("offline_bound_s"),
+                payload.get("offline_wall_s"),
+                payload.get("load"),
+                key,
+            ),
         )
-        self.db.commit()
+        for policy, row in payload.get("policies", {}).items():
+            self.db.execute(
+                "INSERT OR REPLACE INTO policy_results VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    policy,
+                    row["value_s"],
+                    row.get("ratio"),
+                    row.get("ratio_lo"),
+                    row.get("ratio_hi"),
+                    int(bool(row.get("proven"))),
+                ),
+            )
 
     def done(self, config: RatioConfig) -> set[int]:
         """Seeds already finished for ``config``."""
@@ -164,20 +270,23 @@ class ResultStore:
         return {seed for seed, key in rows if key == config.key(seed)}
 
     def put(self, config: RatioConfig, seed: int, payload: dict[str, Any]) -> None:
-        """Store one finished instance (atomically)."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                config.key(seed),
-                config.family,
-                config.n,
-                seed,
-                json.dumps(asdict(config), sort_keys=True),
-                json.dumps(payload),
-                time.time(),
-            ),
-        )
-        self.db.commit()
+        """Store one finished instance (atomically: one transaction)."""
+        key = config.key(seed)
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO results (key, family, n, seed, config, payload, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    config.family,
+                    config.n,
+                    seed,
+                    json.dumps(asdict(config), sort_keys=True),
+                    json.dumps(payload),
+                    time.time(),
+                ),
+            )
+            self._typed(key, payload)
 
     def load(self, config: RatioConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
         """Payloads of ``seeds`` (those present), in seed order."""
@@ -203,7 +312,15 @@ def _results(
     if executor == "dask":
         from dask.distributed import Client, as_completed
 
-        client = Client(scheduler) if scheduler else Client(processes=True, n_workers=workers)
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout=5)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise UsageError(
+                    f"cannot reach the Dask scheduler {scheduler!r} within 5 s: {exc}"
+                ) from None
+        else:
+            client = Client(processes=True, n_workers=workers)
         try:
             futures = {client.submit(evaluate_instance, config, s, pure=False): s for s in seeds}
             for fut in as_completed(futures):
