@@ -2,16 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import csv
+import io
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from asrpt_opt.errors import InstanceError
 
 T = TypeVar("T")
 
+#: Largest CSV field read (characters); a longer one makes its row a bad row.
+FIELD_LIMIT = 1 << 20
+
+
+def decode(data: bytes) -> str:
+    """Bytes as text, undecodable bytes kept as lone surrogates so that only their rows fail
+    (:func:`csv_rows` reports them), not the whole file."""
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _bad_text(cols: list[str]) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for col in cols for ch in col)
+
+
+def csv_rows(text: str) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    """``(line, columns)`` of each non-empty CSV record, or ``(line, error)`` for a record
+    that is not UTF-8 or has a field over :data:`FIELD_LIMIT` characters.
+
+    Records split only at line ends (``\\n``, ``\\r``), never at form feeds or Unicode line
+    separators inside a field, and quoted fields may span lines.
+    """
+    csv.field_size_limit(FIELD_LIMIT)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    while True:
+        start = reader.line_num + 1
+        try:
+            cols = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield start, InstanceError(f"unreadable CSV record: {exc}")
+            continue
+        if not cols:
+            continue
+        if _bad_text(cols):
+            yield start, InstanceError("is not UTF-8 text")
+            continue
+        yield start, cols
+
 
 def read_rows(
-    rows: Iterable[tuple[int, list[str]]],
+    rows: Iterable[tuple[int, list[str] | InstanceError]],
     parse: Callable[[int, list[str]], T],
     *,
     source: str,
@@ -26,6 +67,8 @@ def read_rows(
     out: list[T] = []
     for lineno, cols in rows:
         try:
+            if isinstance(cols, InstanceError):
+                raise cols
             out.append(parse(lineno, cols))
         except InstanceError as exc:
             err = exc.within(path=f"line {lineno}", source=source)

@@ -24,10 +24,10 @@ References
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
@@ -38,7 +38,7 @@ from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import read_rows
+from asrpt_opt.traces._rows import csv_rows, decode, read_rows
 
 __all__ = [
     "FORMATS",
@@ -67,7 +67,7 @@ class TraceJob:
 
 def _read_text(path: str | PathLike[str]) -> tuple[str, str]:
     try:
-        return Path(path).read_text(encoding="utf-8"), str(path)
+        return decode(Path(path).read_bytes()), str(path)
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
 
@@ -107,13 +107,18 @@ def _positive_duration(value: float) -> float:
 
 def _csv_rows(
     text: str, header: tuple[str, ...] | None, source: str
-) -> list[tuple[int, list[str]]]:
-    rows = list(csv.reader(text.splitlines()))
+) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    rows = csv_rows(text)
     if header is None:
-        return [(n, r) for n, r in enumerate(rows, start=1) if r]
-    if not rows or tuple(c.strip() for c in rows[0]) != header:
+        return rows
+    first = next(rows, None)
+    if (
+        first is None
+        or isinstance(first[1], InstanceError)
+        or tuple(c.strip() for c in first[1]) != header
+    ):
         raise InstanceError(f"expected header {','.join(header)}", path="line 1", source=source)
-    return [(n, r) for n, r in enumerate(rows[1:], start=2) if r]
+    return rows
 
 
 def _width(row: list[str], n: int) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -27,7 +28,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import read_rows
+from asrpt_opt.traces._rows import decode, read_rows
 
 __all__ = [
     "GavelJob",
@@ -77,11 +78,21 @@ def read_gavel_trace(
     """
     file = Path(path) if path is not None else _bundled("msr_seed0_ee9e8c.trace")
     try:
-        text = file.read_text(encoding="utf-8")
+        text = decode(file.read_bytes())
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(file)) from None
-    lines = ((n, line.split("\t")) for n, line in enumerate(text.splitlines(), 1) if line.strip())
-    return read_rows(lines, _parse_gavel, source=str(file), errors=errors)
+    return read_rows(_tsv_rows(text), _parse_gavel, source=str(file), errors=errors)
+
+
+def _tsv_rows(text: str) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    # Lines end at line ends only (a form feed or Unicode separator is data, not a new row).
+    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        if not line.strip():
+            continue
+        if any("\udc80" <= ch <= "\udcff" for ch in line):
+            yield n, InstanceError("is not UTF-8 text")
+        else:
+            yield n, line.rstrip("\r").split("\t")
 
 
 def _parse_gavel(lineno: int, cols: list[str]) -> GavelJob:

@@ -14,7 +14,6 @@ References
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from importlib import resources
@@ -27,7 +26,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import read_rows
+from asrpt_opt.traces._rows import csv_rows, decode, read_rows
 
 __all__ = [
     "GPU_HOUR_BUCKETS",
@@ -96,16 +95,16 @@ def read_pollux_workload(
     else:
         path = Path(source)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = decode(path.read_bytes())
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
-    rows = list(csv.reader(text.splitlines()))
-    if not rows or tuple(rows[0]) != _COLUMNS:
+    rows = csv_rows(text)
+    first = next(rows, None)
+    if first is None or isinstance(first[1], InstanceError) or tuple(first[1]) != _COLUMNS:
         raise InstanceError(
             f"expected header {','.join(_COLUMNS)}", path="line 1", source=str(path)
         )
-    numbered = enumerate(rows[1:], start=2)
-    return read_rows(numbered, _parse_pollux, source=str(path), errors=errors)
+    return read_rows(rows, _parse_pollux, source=str(path), errors=errors)
 
 
 def _parse_pollux(lineno: int, row: list[str]) -> PolluxJob:

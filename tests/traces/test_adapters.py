@@ -160,3 +160,44 @@ def test_map_models_makes_dnn_jobs_with_imputed_iterations(tmp_path, capsys):
         )
         == 2
     )
+
+
+def test_a_bad_byte_a_form_feed_and_a_huge_field_spoil_only_their_rows(tmp_path):
+    from asrpt_opt.traces.adapters import trace_instance
+
+    rows = [
+        b"job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
+        b"1,1,0,1000,resnet50,3600,0",
+        b"2,1,10,1000,res\xffnet,3600,0",  # not UTF-8
+        b'3,1,20,1000,"res\x0cnet\xe2\x80\xa8x",3600,0',  # form feed and U+2028 inside a field
+        b"4,1,30,1000," + b"m" * 2_000_000 + b",3600,0",  # a field over the limit
+        b"5,2,40,1000,vgg16,60,0",
+    ]
+    path = tmp_path / "jobs.csv"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    errors: list[str] = []
+    inst = trace_instance("tiresias", path, servers=(4,), errors=errors)
+    assert [j.id for j in inst.jobs] == ["1", "3", "5"]
+    assert len(errors) == 2
+    assert f"{path}: line 3: is not UTF-8 text" in errors[0]
+    assert f"{path}: line 5: unreadable CSV record" in errors[1]
+
+
+def test_gavel_and_pollux_rows_with_bad_bytes_are_bad_rows(tmp_path):
+    from asrpt_opt.traces.gavel import read_gavel_trace
+    from asrpt_opt.traces.pollux import read_pollux_workload
+
+    gavel = tmp_path / "t.trace"
+    good = b"ResNet-50 (batch size 64)\tcmd\t1\t0\t100\t0\t1"
+    gavel.write_bytes(good + b"\n" + good.replace(b"cmd", b"c\xffmd") + b"\n" + good + b"\n")
+    errors: list[str] = []
+    assert len(read_gavel_trace(gavel, errors=errors)) == 2
+    assert errors == [f"{gavel}: line 2: is not UTF-8 text"]
+    pollux = tmp_path / "w.csv"
+    pollux.write_bytes(
+        b"name,time,application,num_replicas,batch_size\n"
+        b"a,0,cifar10,1,128\nb\xfe,1,cifar10,1,128\nc,2,bert,2,64\n"
+    )
+    errors = []
+    assert [r.name for r in read_pollux_workload(pollux, errors=errors)] == ["a", "c"]
+    assert errors == [f"{pollux}: line 3: is not UTF-8 text"]
