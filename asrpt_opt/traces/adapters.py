@@ -25,6 +25,7 @@ References
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -49,6 +50,8 @@ __all__ = [
     "read_tiresias",
     "trace_instance",
 ]
+
+logger = logging.getLogger(__name__)
 
 _TIME = "%Y-%m-%d %H:%M:%S"
 
@@ -226,7 +229,16 @@ def read_philly(
         last = attempts[-1]
         if not isinstance(last, dict):
             raise InstanceError("an attempt must be an object")
-        gpus = sum(len(d.get("gpus", [])) for d in last.get("detail", []) if isinstance(d, dict))
+        detail = last.get("detail", [])
+        if not isinstance(detail, list):
+            raise InstanceError(f"detail must be a list of machines, got {detail!r:.40}")
+        gpus = 0
+        for d in detail:
+            if not isinstance(d, dict) or not isinstance(d.get("gpus", []), list):
+                raise InstanceError(
+                    f"a detail entry must be an object with a gpus list: {d!r:.40}"
+                )
+            gpus += len(d.get("gpus", []))
         if gpus == 0:
             skipped["no GPUs"] += 1
             return None
@@ -453,9 +465,19 @@ def trace_instance(
     t0 = kept[0].submit_s
     seen: Counter[str] = Counter()
     out = []
+    renamed = 0
     for job in kept:
         seen[job.id] += 1
         ident = job.id if seen[job.id] == 1 else f"{job.id}#{seen[job.id]}"
+        if seen[job.id] > 1:
+            renamed += 1
+            logger.warning(
+                "%s: line %d: job id %r appears again; imported as %r",
+                source,
+                job.line,
+                job.id,
+                ident,
+            )
         out.append(
             Job(
                 id=ident,
@@ -470,6 +492,7 @@ def trace_instance(
         "imputation": "abstract jobs: duration_s = run time measured by the trace; release = "
         "submit time relative to the first; width = GPUs held",
         "rows_skipped_bad": len(errors) if errors is not None else 0,
+        "duplicate_ids_renamed": renamed,
     }
     for reason, count in sorted(skipped.items()):
         provenance[f"rows_skipped_{reason.replace(' ', '_').replace('-', '_').lower()}"] = count

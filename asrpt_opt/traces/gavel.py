@@ -178,6 +178,8 @@ def gavel_instance(
     t0 = rows[0].arrival_s if rows else 0.0
     for row in rows:
         try:
+            if row.gpus > cluster.total_gpus:
+                raise InstanceError(f"{row.gpus} GPUs exceed the cluster's {cluster.total_gpus}")
             tput, was_imputed = _throughput(cons, row.job_type, row.gpus)
         except InstanceError as exc:
             err = exc.within(path=f"line {row.line}", source=source)

@@ -156,7 +156,21 @@ def pollux_instance(
     rows = read_pollux_workload(workload, errors=errors)
     rng = np.random.default_rng(seed)
     jobs = []
+    cluster = Cluster(servers=servers)
+    seen: set[str] = set()
     for row in rows:
+        problem = None
+        if row.replicas > cluster.total_gpus:
+            problem = f"{row.replicas} replicas exceed the cluster's {cluster.total_gpus} GPUs"
+        elif row.name in seen:
+            problem = f"job name {row.name!r} appears again"
+        if problem is not None:
+            err = InstanceError(problem, path=f"line {row.line}", source=_source_of(workload))
+            if errors is None:
+                raise err
+            errors.append(str(err))
+            continue
+        seen.add(row.name)
         lo, hi = GPU_HOUR_BUCKETS[row.application]
         gpu_hours = math.exp(rng.uniform(math.log(lo), math.log(hi)))
         jobs.append(
@@ -175,7 +189,7 @@ def pollux_instance(
     label = workload if isinstance(workload, int) else Path(workload).stem
     return Instance(
         name=f"pollux-workload-{label}",
-        cluster=Cluster(servers=servers),
+        cluster=cluster,
         jobs=tuple(jobs),
         speed_model="measured-pollux",
         provenance={
@@ -185,3 +199,7 @@ def pollux_instance(
             "rows_skipped": len(errors) if errors is not None else 0,
         },
     )
+
+
+def _source_of(workload: int | str | PathLike[str]) -> str:
+    return f"bundled Pollux workload {workload}" if isinstance(workload, int) else str(workload)
