@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterable, Iterator
+from os import PathLike
+from pathlib import Path
 from typing import TypeVar
 
 from asrpt_opt.errors import InstanceError
@@ -76,3 +78,29 @@ def read_rows(
                 raise err from None
             errors.append(str(err))
     return out
+
+
+def read_text(path: str | PathLike[str]) -> tuple[str, str]:
+    """A trace file's text (undecodable bytes kept for :func:`csv_rows` to report) and its
+    name for messages."""
+    try:
+        return decode(Path(path).read_bytes()), str(path)
+    except OSError as exc:
+        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
+
+
+def csv_table(
+    text: str, header: tuple[str, ...] | None, source: str
+) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    """:func:`csv_rows` after checking the header row (``None``: no header)."""
+    rows = csv_rows(text)
+    if header is None:
+        return rows
+    first = next(rows, None)
+    if (
+        first is None
+        or isinstance(first[1], InstanceError)
+        or tuple(c.strip() for c in first[1]) != header
+    ):
+        raise InstanceError(f"expected header {','.join(header)}", path="line 1", source=source)
+    return rows

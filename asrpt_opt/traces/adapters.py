@@ -28,7 +28,6 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
@@ -39,7 +38,9 @@ from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import csv_rows, decode, read_rows
+from asrpt_opt.traces._rows import csv_table as _csv_rows
+from asrpt_opt.traces._rows import read_rows
+from asrpt_opt.traces._rows import read_text as _read_text
 
 __all__ = [
     "FORMATS",
@@ -66,13 +67,6 @@ class TraceJob:
     gpus: int
     duration_s: float
     features: dict[str, Any] = field(default_factory=dict)
-
-
-def _read_text(path: str | PathLike[str]) -> tuple[str, str]:
-    try:
-        return decode(Path(path).read_bytes()), str(path)
-    except OSError as exc:
-        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
 
 
 def _stamp(value: Any, column: str) -> float:
@@ -106,22 +100,6 @@ def _positive_duration(value: float) -> float:
     if not value > 0:
         raise InstanceError(f"run time {value!r} s is not positive")
     return value
-
-
-def _csv_rows(
-    text: str, header: tuple[str, ...] | None, source: str
-) -> Iterator[tuple[int, list[str] | InstanceError]]:
-    rows = csv_rows(text)
-    if header is None:
-        return rows
-    first = next(rows, None)
-    if (
-        first is None
-        or isinstance(first[1], InstanceError)
-        or tuple(c.strip() for c in first[1]) != header
-    ):
-        raise InstanceError(f"expected header {','.join(header)}", path="line 1", source=source)
-    return rows
 
 
 def _width(row: list[str], n: int) -> None:
