@@ -78,8 +78,23 @@ def registry_name(registry: Any, what: str) -> Any:
     return check
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default unless its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
+
 class Parser(argparse.ArgumentParser):
-    """Usage errors as one line ``asrpt-opt: error: ...`` (exit 2), like every other error."""
+    """Usage errors as one line ``asrpt-opt: error: ...`` (exit 2), like every other error;
+    ``--help`` shows every option's default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` on one line and exit with status 2."""

@@ -154,6 +154,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     output_dir(args.out, option="--out")
     inst = gavel_instance(n_jobs=args.n_jobs, servers=args.cluster)
+    if inst.n_jobs < args.n_jobs:
+        say(
+            f"asrpt-opt: note: the bundled trace holds {inst.n_jobs} jobs that fit; "
+            f"simulating {inst.n_jobs}, not {args.n_jobs}"
+        )
     out = Path(args.out)
     if not args.json:
         say(

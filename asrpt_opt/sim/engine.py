@@ -63,7 +63,7 @@ logger = logging.getLogger(__name__)
 _COMPLETION, _WAKE = 0, 1
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True, repr=False)
 class SimulationResult:
     """Outcome of one simulation.
 
@@ -90,6 +90,14 @@ class SimulationResult:
     predicted_work: NDArray[np.float64]
     placement: str = "consolidate"
     segment_costs: tuple[tuple[tuple[float, float], ...] | None, ...] = ()
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        return (
+            f"SimulationResult(policy={self.policy!r}, placement={self.placement!r}, "
+            f"n_jobs={m.n_jobs}, mean_jct_s={m.mean_jct_s:.6g}, "
+            f"total_weighted_completion_s={m.total_weighted_completion_s:.6g})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The ``simulate --json`` object (docs/output-format.md)."""

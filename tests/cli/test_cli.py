@@ -293,3 +293,25 @@ def test_ratio_backend_flag_is_the_executor(capsys, tmp_path):
     assert "use --executor" in err
     config = json.loads(out)["config"]
     assert config["solver"] == config["backend"] == "portfolio"
+
+
+def test_help_shows_defaults_and_a_result_repr_is_short(capsys):
+    from asrpt_opt.model import load_instance
+    from asrpt_opt.sim import simulate
+
+    assert main(["solve", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--time-limit S" in out
+    assert "(default: portfolio" in out or "default portfolio" in out
+    text = repr(simulate(load_instance(TINY), "fifo"))
+    assert text.startswith("SimulationResult(policy='fifo'")
+    assert len(text) < 200
+
+
+@pytest.mark.slow  # simulates and draws 2,000 jobs for 8 policies (about 80 s)
+def test_demo_says_when_the_trace_has_fewer_jobs_than_asked(capsys, tmp_path):
+    status = main(
+        ["demo", "--n-jobs", "2500", "--cluster", "16x8", "--out", str(tmp_path), "--json"]
+    )
+    assert status == 0
+    assert "the bundled trace holds 2000 jobs" in capsys.readouterr().err
