@@ -34,6 +34,7 @@ class Cluster:
     # Derived once: the simulator asks for them per job (sums over thousands of servers).
     _total: int = field(init=False, repr=False, compare=False, default=0)
     _max: int = field(init=False, repr=False, compare=False, default=0)
+    _desc: tuple[int, ...] = field(init=False, repr=False, compare=False, default=())
 
     def __post_init__(self) -> None:
         servers = _checks.sequence(self.servers, "servers")
@@ -56,6 +57,7 @@ class Cluster:
         object.__setattr__(self, "servers", checked)
         object.__setattr__(self, "_total", sum(checked))
         object.__setattr__(self, "_max", max(checked))
+        object.__setattr__(self, "_desc", tuple(sorted(checked, reverse=True)))
         for name in ("intra_server_gbps", "inter_server_gbps"):
             value = getattr(self, name)
             if value is not None:
@@ -75,6 +77,12 @@ class Cluster:
     def max_server_gpus(self) -> int:
         """GPUs of the largest server: a job wider than this must span servers."""
         return self._max
+
+    @property
+    def servers_desc(self) -> tuple[int, ...]:
+        """Server sizes, largest first: the cluster's shape, which is all a speed model's
+        best allocation depends on (computed once; asked for per job)."""
+        return self._desc
 
     @classmethod
     def uniform(cls, n_servers: int, gpus_per_server: int, **bandwidths: float) -> Cluster:

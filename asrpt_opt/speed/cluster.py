@@ -204,7 +204,7 @@ class ClusterSpeed(AbstractSpeed):
         assert job.parallelism is not None
         assert job.model is not None
         p = job.parallelism
-        servers = tuple(sorted(cluster.servers, reverse=True))
+        servers = cluster.servers_desc
         key = (job.model, p.dp, p.pp, p.tp, job.gpus, servers, self.method)
         found = self._best.get(key)
         if found is None:

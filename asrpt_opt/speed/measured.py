@@ -212,7 +212,7 @@ class PolluxSpeed:
         float
         """
         app, batch = self._app(job)
-        servers = tuple(sorted(cluster.servers, reverse=True))
+        servers = cluster.servers_desc
         key = (app, batch, job.gpus, servers)
         if key not in self._best:
             base = self._step(app, batch, self._best_layout(job.gpus))
