@@ -328,3 +328,265 @@ def test_bad_preset(tmp_path, capsys, text, words):
     assert err.count("\n") == 1, err
     assert err.startswith(f"asrpt-opt: error: {preset}"), err
     assert words in err, err
+
+
+# ---------------------------------------------------------------- trace files, all six formats
+_GAVEL_ROW = (
+    "ResNet-18 (batch size 64)\tcd x && python3 main.py\t-n\t1\t{steps}\t{arrival}\t{gpus}"
+)
+_TRACE_BASE = {
+    "tiresias": (
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+        "1,1,0,100,resnet,3600,0\n{row}\n"
+    ),
+    "helios": (
+        "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,"
+        "duration,queue\n"
+        "1,u,v,2,8,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:00:00,2020-04-01 01:00:00,"
+        "3600,0\n{row}\n"
+    ),
+    "pai": "job_a,worker,1,Terminated,1000,4600,600,29.3,100,V100\n{row}\n",
+    "gavel": _GAVEL_ROW.format(steps=1000, arrival=0.0, gpus=1) + "\n{row}\n",
+    "pollux": (
+        "name,time,application,num_replicas,batch_size\ncifar10-0,107,cifar10,2,128\n{row}\n"
+    ),
+}
+_HELIOS_OK = "2,u,v,1,8,1,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:00:00,2020-04-01 01:00:00"
+
+# (format, bad second data row, words the one error line must contain besides file and line)
+TRACE_ROWS = [
+    ("tiresias", "2,1,0,100,resnet", "expected 7 columns"),
+    ("tiresias", "2,two,0,100,resnet,3600,0", "num_gpu 'two'"),
+    ("tiresias", "2,1.5,0,100,resnet,3600,0", "num_gpu '1.5'"),
+    ("tiresias", "2,-1,0,100,resnet,3600,0", "num_gpu '-1'"),
+    ("tiresias", "2,1,soon,100,resnet,3600,0", "submit_time 'soon'"),
+    ("tiresias", "2,1,nan,100,resnet,3600,0", "submit_time 'nan'"),
+    ("tiresias", "2,1,inf,100,resnet,3600,0", "submit_time 'inf'"),
+    ("tiresias", "2,1,0,100,resnet,-5,0", "run time -5.0 s"),
+    ("tiresias", "2,1,0,100,resnet,0,0", "run time 0.0 s"),
+    ("tiresias", "2,1,0,100,resnet,1e999,0", "duration '1e999'"),
+    ("tiresias", "2,1,0,100,resnet,\udcff,0", "not UTF-8"),
+    ("tiresias", '2,1,0,100,"' + "x" * 1_100_000 + '",3600,0', "unreadable CSV record"),
+    ("tiresias", "2,64,0,100,resnet,3600,0", "needs 64 GPUs"),
+    ("helios", _HELIOS_OK, "expected 12 columns"),
+    ("helios", _HELIOS_OK + ",3600,0,extra", "expected 12 columns"),
+    ("helios", _HELIOS_OK.replace(",1,8,", ",x,8,") + ",3600,0", "gpu_num 'x'"),
+    ("helios", _HELIOS_OK.replace("2020-04-01 00:00:00", "yesterday", 1) + ",3600,0", "yesterday"),
+    (
+        "helios",
+        _HELIOS_OK.replace("2020-04-01 00:00:00", "2020-13-01 00:00:00", 1) + ",3600,0",
+        "2020-13-01",
+    ),
+    (
+        "helios",
+        _HELIOS_OK.replace("2020-04-01 00:00:00", "2020-4-1 0:0:0", 1) + ",3600,0",
+        "2020-4-1",
+    ),
+    ("helios", _HELIOS_OK.replace("2020-04-01 00:00:00", "", 1) + ",3600,0", "is missing"),
+    ("helios", _HELIOS_OK + ",-1,0", "run time -1.0 s"),
+    ("helios", _HELIOS_OK + ",NaN,0", "duration 'NaN'"),
+    ("helios", _HELIOS_OK.replace(",1,8,", ",99,8,") + ",3600,0", "needs 99 GPUs"),
+    ("helios", _HELIOS_OK.replace("u,v", "u\udcfe,v") + ",3600,0", "not UTF-8"),
+    ("pai", "job_b,worker,1,Terminated,2000,,600,29.3,100,V100", "start_time and end_time"),
+    ("pai", "job_b,worker,1,Terminated,2000", "expected 10 columns"),
+    ("pai", "job_b,worker,x,Terminated,2000,2600,600,29.3,100,V100", "inst_num 'x'"),
+    ("pai", "job_b,worker,-1,Terminated,2000,2600,600,29.3,100,V100", "must be >= 0"),
+    ("pai", "job_b,worker,1,Terminated,2000,2600,600,29.3,-50,V100", "must be >= 0"),
+    ("pai", "job_b,worker,1,Terminated,2000,2600,600,29.3,lots,V100", "plan_gpu 'lots'"),
+    ("pai", "job_b,worker,1,Terminated,later,2600,600,29.3,100,V100", "start_time 'later'"),
+    ("pai", "job_b,worker,1,Terminated,2600,2000,600,29.3,100,V100", "runs -600"),
+    ("pai", "job_b,worker,1,Terminated,2000,2600,600,29.3,100000,V100", "needs 1000 GPUs"),
+    ("gavel", "ResNet-18 (batch size 64)\tcmd\t-n\t1\t1000\t5", "expected 7 tab-separated"),
+    ("gavel", _GAVEL_ROW.format(steps="many", arrival=5, gpus=1), "bad number"),
+    ("gavel", _GAVEL_ROW.format(steps=0, arrival=5, gpus=1), "must be >= 1"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival=-5, gpus=1), "arrival >= 0"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival="nan", gpus=1), "arrival >= 0"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival=5, gpus=0), "must be >= 1"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival=5, gpus=1.5), "bad number"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival=5, gpus=64), "64"),
+    ("gavel", "Unknown model (batch size 1)\tcmd\t-n\t1\t10\t5\t1", "no throughput"),
+    ("gavel", _GAVEL_ROW.format(steps=10, arrival=5, gpus=1).replace("-n", "\udcff"), "UTF-8"),
+    ("pollux", "cifar10-1,107,cifar10,2", "expected 5 columns"),
+    ("pollux", "cifar10-1,soon,cifar10,2,128", "bad number"),
+    ("pollux", "cifar10-1,-5,cifar10,2,128", "time must be >= 0"),
+    ("pollux", "cifar10-1,inf,cifar10,2,128", "time must be >= 0"),
+    ("pollux", "cifar10-1,107,alexnet,2,128", "unknown application 'alexnet'"),
+    ("pollux", "cifar10-1,107,cifar10,0,128", "replicas and batch size >= 1"),
+    ("pollux", "cifar10-1,107,cifar10,2,0", "replicas and batch size >= 1"),
+    ("pollux", "cifar10-1,107,cifar10,2.5,128", "bad number"),
+    ("pollux", "cifar10-1,107,cifar10,999,128", "999"),
+    ("pollux", "cifar10-0,108,cifar10,2,128", "cifar10-0"),
+    ("pollux", "cifar10-1,107,cifar\udcff,2,128", "UTF-8"),
+]
+
+_PHILLY_OK = {
+    "jobid": "a",
+    "submitted_time": "2017-10-01 00:00:00",
+    "user": "u",
+    "vc": "v",
+    "status": "Pass",
+    "attempts": [
+        {
+            "start_time": "2017-10-01 00:01:00",
+            "end_time": "2017-10-01 01:01:00",
+            "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}],
+        }
+    ],
+}
+
+
+def _philly(change):
+    def make():
+        job = copy.deepcopy(_PHILLY_OK)
+        job["jobid"] = "b"
+        change(job)
+        return json.dumps([_PHILLY_OK, job])
+
+    return make
+
+
+def _attempt(key, value):
+    def change(job):
+        job["attempts"][0][key] = value
+
+    return change
+
+
+PHILLY_JOBS = [
+    ("not-an-object", lambda: json.dumps([_PHILLY_OK, 5]), "object with a jobid"),
+    ("no-jobid", _philly(lambda j: j.pop("jobid")), "object with a jobid"),
+    ("attempts-not-list", _philly(lambda j: j.__setitem__("attempts", 3)), "attempts must be"),
+    ("attempt-not-object", _philly(lambda j: j.__setitem__("attempts", [1])), "an attempt"),
+    ("detail-int", _philly(_attempt("detail", 5)), "detail must be a list"),
+    ("detail-string", _philly(_attempt("detail", "gpu0")), "detail must be a list"),
+    ("detail-gpus-int", _philly(_attempt("detail", [{"gpus": 3}])), "a detail entry"),
+    ("detail-entry-str", _philly(_attempt("detail", ["m1"])), "a detail entry"),
+    ("end-missing", _philly(_attempt("end_time", None)), "end_time is missing"),
+    ("start-bad", _philly(_attempt("start_time", "noon")), "start_time 'noon'"),
+    ("end-before-start", _philly(_attempt("end_time", "2017-09-01 00:00:00")), "run time"),
+    ("submit-bad", _philly(lambda j: j.__setitem__("submitted_time", 17)), "submitted_time"),
+    (
+        "too-wide",
+        _philly(_attempt("detail", [{"gpus": [f"gpu{i}" for i in range(200)]}])),
+        "needs 200 GPUs",
+    ),
+]
+
+# (format, whole-file text, words): refused as a file, with or without --strict.
+TRACE_FILES = [
+    ("tiresias", "id,gpus\n1,1\n", "expected header"),
+    ("tiresias", "", "expected header"),
+    ("helios", "job_id,user\n", "expected header"),
+    ("helios", "\udcff\udcfe\n", "expected header"),
+    ("pollux", "name;time\n", "expected header"),
+    ("philly", "{not json", "invalid JSON"),
+    ("philly", '{"jobs": []}', "must be a JSON list"),
+    ("philly", "[]", "no GPU job left"),
+    ("philly", "[NaN]", "line 1 column 2: invalid JSON: NaN"),
+    ("philly", '[{"jobid": "a", "jobid": "b"}]', "duplicate"),
+    ("philly", "[" * 5000 + "]" * 5000, "nested too deeply"),
+    ("helios", _TRACE_BASE["helios"].split("\n")[0] + "\n", "no GPU job left"),
+    (
+        "tiresias",
+        "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+        "1,0,0,100,resnet,3600,0\n",
+        "no GPU job left",
+    ),
+    ("gavel", "\n\n", "no job left"),
+    ("pollux", "name,time,application,num_replicas,batch_size\n", "no job left"),
+    ("pai", "", "no GPU job left"),
+]
+
+
+def _trace_file(tmp_path, fmt: str, text: str):
+    name = {"philly": "log.json", "gavel": "t.trace", "pai": "pai_task_table.csv"}
+    path = tmp_path / name.get(fmt, "trace.csv")
+    path.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+    return path
+
+
+def _assert_one_line(err: str, path, *words: str) -> None:
+    assert "Traceback" not in err, err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"asrpt-opt: error: {path}"), err
+    for w in words:
+        assert w in err, err
+
+
+@pytest.mark.parametrize(
+    ("fmt", "row", "words"), TRACE_ROWS, ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(TRACE_ROWS)]
+)
+def test_bad_trace_row(tmp_path, capsys, fmt, row, words):
+    path = _trace_file(tmp_path, fmt, _TRACE_BASE[fmt].format(row=row))
+    out = tmp_path / "out.json"
+    argv = ["import", fmt, str(path), "-o", str(out), "--cluster", "4x8"]
+    status = main([*argv, "--strict"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    # The bad row is the file's third line (tiresias, helios, pollux: after the header).
+    line = 2 if fmt in ("pai", "gavel") else 3
+    _assert_one_line(err, path, f"line {line}", words)
+    assert not out.exists()
+    # Without --strict the row is counted, named and skipped; the good row is kept.
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["bad_rows"] == 1
+    assert f"line {line}" in report["errors"][0]
+    assert report["jobs"] >= 1
+
+
+@pytest.mark.parametrize(("case", "make", "words"), PHILLY_JOBS, ids=[c[0] for c in PHILLY_JOBS])
+def test_bad_philly_job(tmp_path, capsys, case, make, words):
+    path = _trace_file(tmp_path, "philly", make())
+    status = main(["import", "philly", str(path), "-o", str(tmp_path / "o.json"), "--strict"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _assert_one_line(err, path, "line 2", words)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "words"),
+    TRACE_FILES,
+    ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(TRACE_FILES)],
+)
+@pytest.mark.parametrize("strict", [False, True])
+def test_bad_trace_file(tmp_path, capsys, fmt, text, words, strict):
+    path = _trace_file(tmp_path, fmt, text)
+    argv = ["import", fmt, str(path), "-o", str(tmp_path / "o.json")]
+    status = main(argv + (["--strict"] if strict else []))
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _assert_one_line(err, path, words)
+
+
+# ---------------------------------------------------------------- result stores
+STORES = ["text", "foreign", "newer", "folder", "slash"]
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_bad_store(tmp_path, capsys, kind):
+    import sqlite3
+
+    from asrpt_opt.analysis.sweep import STORE_SCHEMA
+
+    path = tmp_path / "s.sqlite"
+    if kind == "text":
+        path.write_text("hello\n" * 100)
+    elif kind == "foreign":
+        with sqlite3.connect(path) as db:
+            db.execute("CREATE TABLE people (name TEXT)")
+    elif kind == "newer":
+        with sqlite3.connect(path) as db:
+            db.execute(f"PRAGMA user_version={STORE_SCHEMA + 1}")
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = tmp_path / "dir.sqlite"
+        path.mkdir()
+        path = path / ""
+    argv = ["ratio", "--family", "single", "--n", "2", "--seeds", "1", "--store", str(path)]
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _assert_one_line(err, "", "store")
+    assert str(path).rstrip("/") in err

@@ -13,7 +13,7 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ __all__ = [
     "instance_to_dict",
     "load_instance",
     "loads_instance",
+    "parse_json",
     "write_atomically",
 ]
 
@@ -103,8 +104,31 @@ def loads_instance(text: str, *, source: str = "<string>") -> Instance:
     -------
     Instance
     """
+    return instance_from_dict(parse_json(text, source=source), source=source)
+
+
+def parse_json(text: str, *, source: str = "<string>") -> Any:
+    """Parse JSON strictly: no NaN or Infinity, no number beyond floating point or with
+    thousands of digits, no duplicate key, no absurd nesting; errors name the file, the line
+    and the column.
+
+    Parameters
+    ----------
+    text : str
+    source : str
+        Name used in error messages.
+
+    Returns
+    -------
+    object
+        The parsed document.
+
+    Raises
+    ------
+    InstanceError
+    """
     try:
-        data = json.loads(
+        return json.loads(
             text,
             parse_constant=_refuse_constant,
             parse_float=_finite_float,
@@ -123,7 +147,6 @@ def loads_instance(text: str, *, source: str = "<string>") -> Instance:
             "invalid JSON: nested too deeply (an instance nests a few levels only)",
             source=source,
         ) from None
-    return instance_from_dict(data, source=source)
 
 
 class _BadToken(ValueError):
@@ -277,6 +300,39 @@ def _plain(x: float) -> float | int:
     return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
 
 
+def _job_to_dict(job: Job) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": job.id, "release_s": _plain(job.release_s), "gpus": job.gpus}
+    if job.weight != 1.0:
+        out["weight"] = _plain(job.weight)
+    if job.duration_s is not None:
+        out["duration_s"] = _plain(job.duration_s)
+        if job.spread_slowdown != 1.0:
+            out["spread_slowdown"] = _plain(job.spread_slowdown)
+    else:
+        assert job.parallelism is not None
+        out["model"] = job.model
+        p = job.parallelism
+        out["parallelism"] = {"dp": p.dp, "pp": p.pp, "tp": p.tp}
+        out["iterations"] = job.iterations
+    if job.features:
+        out["features"] = dict(job.features)
+    return out
+
+
+def _head_to_dict(instance: Instance) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"servers": list(instance.cluster.servers)}
+    for key in ("intra_server_gbps", "inter_server_gbps"):
+        value = getattr(instance.cluster, key)
+        if value is not None:
+            cluster[key] = _plain(value)
+    doc: dict[str, Any] = {"format": FORMAT, "name": instance.name, "cluster": cluster}
+    if instance.speed_model is not None:
+        doc["speed_model"] = instance.speed_model
+    if instance.provenance:
+        doc["provenance"] = dict(instance.provenance)
+    return doc
+
+
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
     """Encode an instance as a JSON-ready dict (the inverse of :func:`instance_from_dict`).
 
@@ -288,36 +344,20 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
     -------
     dict
     """
-    cluster: dict[str, Any] = {"servers": list(instance.cluster.servers)}
-    for key in ("intra_server_gbps", "inter_server_gbps"):
-        value = getattr(instance.cluster, key)
-        if value is not None:
-            cluster[key] = _plain(value)
-    jobs = []
-    for job in instance.jobs:
-        out: dict[str, Any] = {"id": job.id, "release_s": _plain(job.release_s), "gpus": job.gpus}
-        if job.weight != 1.0:
-            out["weight"] = _plain(job.weight)
-        if job.duration_s is not None:
-            out["duration_s"] = _plain(job.duration_s)
-            if job.spread_slowdown != 1.0:
-                out["spread_slowdown"] = _plain(job.spread_slowdown)
-        else:
-            assert job.parallelism is not None
-            out["model"] = job.model
-            p = job.parallelism
-            out["parallelism"] = {"dp": p.dp, "pp": p.pp, "tp": p.tp}
-            out["iterations"] = job.iterations
-        if job.features:
-            out["features"] = dict(job.features)
-        jobs.append(out)
-    doc: dict[str, Any] = {"format": FORMAT, "name": instance.name, "cluster": cluster}
-    if instance.speed_model is not None:
-        doc["speed_model"] = instance.speed_model
-    if instance.provenance:
-        doc["provenance"] = dict(instance.provenance)
-    doc["jobs"] = jobs
+    doc = _head_to_dict(instance)
+    doc["jobs"] = [_job_to_dict(job) for job in instance.jobs]
     return doc
+
+
+def _instance_chunks(instance: Instance) -> Iterator[str]:
+    # One job per line, produced one at a time so that writing a million-job file needs no
+    # second copy of the instance in memory.
+    head = _head_to_dict(instance)
+    yield "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
+    yield ',\n  "jobs": [\n'
+    for i, job in enumerate(instance.jobs):
+        yield ("    " if i == 0 else ",\n    ") + json.dumps(_job_to_dict(job))
+    yield "\n  ]\n}\n"
 
 
 def dumps_instance(instance: Instance) -> str:
@@ -331,22 +371,23 @@ def dumps_instance(instance: Instance) -> str:
     -------
     str
     """
-    doc = instance_to_dict(instance)
-    parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items() if k != "jobs"]
-    jobs = ",\n".join("    " + json.dumps(j) for j in doc["jobs"])
-    parts.append(f'  "jobs": [\n{jobs}\n  ]')
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+    return "".join(_instance_chunks(instance))
 
 
 def dump_instance(instance: Instance, path: str | PathLike[str]) -> None:
-    """Write an instance file.
+    """Write an instance file (atomically, streamed job by job).
 
     Parameters
     ----------
     instance : Instance
     path : path-like
     """
-    atomic_write_text(path, dumps_instance(instance))
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.writelines(_instance_chunks(instance))
+
+    write_atomically(path, write)
 
 
 def atomic_write_text(path: str | PathLike[str], text: str) -> None:

@@ -10,9 +10,41 @@ from typing import Any
 from asrpt_opt.errors import InstanceError
 from asrpt_opt.model import _checks
 
-__all__ = ["Job", "Parallelism"]
+__all__ = ["Job", "Parallelism", "shared_features"]
 
 _FEATURE_TYPES = (str, int, float, bool)
+
+# Feature mappings are read-only, so jobs with equal features can share one (a flyweight):
+# traces repeat a few users, clusters and statuses over millions of jobs, and one dict per job
+# would dominate an imported instance's memory.
+_SHARED: dict[tuple[tuple[str, type, Any], ...], MappingProxyType[str, Any]] = {}
+_SHARED_MAX = 1 << 16
+
+
+def shared_features(features: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only copy of ``features``, the same object for equal features.
+
+    Parameters
+    ----------
+    features : mapping
+        Names to strings, numbers or booleans (not checked here).
+
+    Returns
+    -------
+    mapping
+        A read-only mapping; equal inputs (same keys, values and value types) give the same
+        object while the cache holds it.
+    """
+    try:
+        key = tuple((k, type(v), v) for k, v in features.items())
+        hit = _SHARED.get(key)
+    except TypeError:  # an unhashable value: Job's check reports it
+        return MappingProxyType(dict(features))
+    if hit is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        hit = _SHARED[key] = MappingProxyType(dict(features))
+    return hit
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,12 +189,14 @@ class Job:
                     "applies to abstract jobs only; a DNN job's slowdown comes from its placement",
                     path="spread_slowdown",
                 )
-        feats = _checks.mapping(dict(self.features), "features")
+        feats = self.features
+        if not isinstance(feats, MappingProxyType):
+            feats = _checks.mapping(dict(feats), "features")
         for key, value in feats.items():
             if not isinstance(value, _FEATURE_TYPES):
                 raise InstanceError("must be a string, number or boolean", path=f"features.{key}")
             _checks.plain_value(value, f"features.{key}")
-        set_(self, "features", MappingProxyType(feats))
+        set_(self, "features", shared_features(feats))
 
     @property
     def is_abstract(self) -> bool:

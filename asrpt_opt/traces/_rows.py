@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Iterable, Iterator
 from os import PathLike
 from pathlib import Path
@@ -23,19 +24,30 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def _bad_text(cols: list[str]) -> bool:
-    return any("\udc80" <= ch <= "\udcff" for col in cols for ch in col)
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
-def csv_rows(text: str) -> Iterator[tuple[int, list[str] | InstanceError]]:
+def bad_text(cols: list[str]) -> bool:
+    """Whether any column holds an undecodable byte (read as a lone surrogate)."""
+    # Most rows are ASCII, which str.isascii() settles in C without a scan per character.
+    return not all(col.isascii() for col in cols) and any(map(_SURROGATE.search, cols))
+
+
+def csv_rows(text: str | Iterable[str]) -> Iterator[tuple[int, list[str] | InstanceError]]:
     """``(line, columns)`` of each non-empty CSV record, or ``(line, error)`` for a record
     that is not UTF-8 or has a field over :data:`FIELD_LIMIT` characters.
 
     Records split only at line ends (``\\n``, ``\\r``), never at form feeds or Unicode line
     separators inside a field, and quoted fields may span lines.
+
+    Parameters
+    ----------
+    text : str or iterable of str
+        The whole text, or its lines as a file opened with ``newline=""`` yields them (read
+        one record at a time, so memory stays flat however long the file).
     """
     csv.field_size_limit(FIELD_LIMIT)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline="") if isinstance(text, str) else text)
     while True:
         start = reader.line_num + 1
         try:
@@ -47,7 +59,7 @@ def csv_rows(text: str) -> Iterator[tuple[int, list[str] | InstanceError]]:
             continue
         if not cols:
             continue
-        if _bad_text(cols):
+        if bad_text(cols):
             yield start, InstanceError("is not UTF-8 text")
             continue
         yield start, cols
@@ -90,7 +102,7 @@ def read_text(path: str | PathLike[str]) -> tuple[str, str]:
 
 
 def csv_table(
-    text: str, header: tuple[str, ...] | None, source: str
+    text: str | Iterable[str], header: tuple[str, ...] | None, source: str
 ) -> Iterator[tuple[int, list[str] | InstanceError]]:
     """:func:`csv_rows` after checking the header row (``None``: no header)."""
     rows = csv_rows(text)
@@ -104,3 +116,21 @@ def csv_table(
     ):
         raise InstanceError(f"expected header {','.join(header)}", path="line 1", source=source)
     return rows
+
+
+def csv_file(
+    path: str | PathLike[str], header: tuple[str, ...] | None
+) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    """:func:`csv_table` of a file, streamed record by record (the file is never read whole,
+    so a trace of millions of rows imports in flat memory).
+
+    The file is opened as UTF-8 with undecodable bytes kept as lone surrogates, so a bad byte
+    spoils its row (reported by :func:`csv_rows`), not the file.
+    """
+    source = str(path)
+    try:
+        handle = open(path, encoding="utf-8", errors="surrogateescape", newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=source) from None
+    with handle:
+        yield from csv_table(handle, header, source)

@@ -24,10 +24,11 @@ References
 
 from __future__ import annotations
 
-import json
 import logging
 import math
+import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
@@ -37,9 +38,9 @@ from typing import Any
 from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import csv_table as _csv_rows
-from asrpt_opt.traces._rows import read_rows
+from asrpt_opt.model.io import parse_json
+from asrpt_opt.model.job import Job, shared_features
+from asrpt_opt.traces._rows import csv_file, read_rows
 from asrpt_opt.traces._rows import read_text as _read_text
 
 __all__ = [
@@ -54,7 +55,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_TIME = "%Y-%m-%d %H:%M:%S"
+# The one layout the traces use; checked before the (faster, more lenient) fromisoformat.
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", re.ASCII)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,15 +68,18 @@ class TraceJob:
     submit_s: float
     gpus: int
     duration_s: float
-    features: dict[str, Any] = field(default_factory=dict)
+    features: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _stamp(value: Any, column: str) -> float:
     if value is None or value == "":
         raise InstanceError(f"{column} is missing")
+    text = str(value)
     try:
+        if not _TIME.fullmatch(text):
+            raise ValueError(text)
         # Trace times carry no zone; reading them as UTC keeps differences exact (no DST).
-        return datetime.strptime(str(value), _TIME).replace(tzinfo=UTC).timestamp()
+        return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
     except ValueError:
         raise InstanceError(f"{column} {value!r} is not a 'YYYY-MM-DD HH:MM:SS' time") from None
 
@@ -139,7 +144,7 @@ def read_tiresias(
     -------
     list of TraceJob
     """
-    text, source = _read_text(path)
+    source = str(path)
     skipped = skipped if skipped is not None else Counter()
 
     def parse(n: int, r: list[str]) -> TraceJob | None:
@@ -154,10 +159,10 @@ def read_tiresias(
             submit_s=_number(r[2], "submit_time"),
             gpus=int(gpus),
             duration_s=_positive_duration(_number(r[5], "duration")),
-            features={"model": r[4], "iterations": r[3]},
+            features=shared_features({"model": r[4], "iterations": r[3]}),
         )
 
-    rows = read_rows(_csv_rows(text, _TIRESIAS, source), parse, source=source, errors=errors)
+    rows = read_rows(csv_file(path, _TIRESIAS), parse, source=source, errors=errors)
     return [j for j in rows if j is not None]
 
 
@@ -185,12 +190,7 @@ def read_philly(
     """
     text, source = _read_text(path)
     skipped = skipped if skipped is not None else Counter()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InstanceError(
-            f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}", source=source
-        ) from None
+    doc = parse_json(text, source=source)
     if not isinstance(doc, list):
         raise InstanceError("must be a JSON list of jobs", source=source)
 
@@ -228,11 +228,13 @@ def read_philly(
             submit_s=_stamp(job.get("submitted_time"), "submitted_time"),
             gpus=gpus,
             duration_s=_positive_duration(end - start),
-            features={
-                "user": str(job.get("user", "")),
-                "vc": str(job.get("vc", "")),
-                "status": str(job.get("status", "")),
-            },
+            features=shared_features(
+                {
+                    "user": str(job.get("user", "")),
+                    "vc": str(job.get("vc", "")),
+                    "status": str(job.get("status", "")),
+                }
+            ),
         )
 
     numbered = [(n, [job]) for n, job in enumerate(doc, start=1)]
@@ -275,7 +277,7 @@ def read_helios(
     -------
     list of TraceJob
     """
-    text, source = _read_text(path)
+    source = str(path)
     skipped = skipped if skipped is not None else Counter()
 
     def parse(n: int, r: list[str]) -> TraceJob | None:
@@ -290,10 +292,10 @@ def read_helios(
             submit_s=_stamp(r[7], "submit_time"),
             gpus=int(gpus),
             duration_s=_positive_duration(_number(r[10], "duration")),
-            features={"user": r[1], "vc": r[2], "status": r[6]},
+            features=shared_features({"user": r[1], "vc": r[2], "status": r[6]}),
         )
 
-    rows = read_rows(_csv_rows(text, _HELIOS, source), parse, source=source, errors=errors)
+    rows = read_rows(csv_file(path, _HELIOS), parse, source=source, errors=errors)
     return [j for j in rows if j is not None]
 
 
@@ -325,7 +327,7 @@ def read_pai(
     """
     folder = Path(directory)
     task_path = folder / "pai_task_table.csv" if folder.is_dir() else folder
-    text, source = _read_text(task_path)
+    source = str(task_path)
     skipped = skipped if skipped is not None else Counter()
 
     def parse(n: int, r: list[str]) -> tuple[int, str, float, float, float, str]:
@@ -339,19 +341,17 @@ def read_pai(
             raise InstanceError("inst_num and plan_gpu must be >= 0")
         return n, r[0], start, end, inst * plan / 100.0, r[3]
 
-    tasks = read_rows(_csv_rows(text, None, source), parse, source=source, errors=errors)
+    tasks = read_rows(csv_file(task_path, None), parse, source=source, errors=errors)
     users: dict[str, str] = {}
     job_path = task_path.parent / "pai_job_table.csv"
     if job_path.exists():
-        jtext, jsource = _read_text(job_path)
+        jsource = str(job_path)
 
         def parse_job(n: int, r: list[str]) -> tuple[str, str]:
             _width(r, 6)
             return r[0], r[2]
 
-        users = dict(
-            read_rows(_csv_rows(jtext, None, jsource), parse_job, source=jsource, errors=errors)
-        )
+        users = dict(read_rows(csv_file(job_path, None), parse_job, source=jsource, errors=errors))
     jobs: dict[str, list[tuple[int, str, float, float, float, str]]] = {}
     for task in tasks:
         jobs.setdefault(task[1], []).append(task)
@@ -377,7 +377,7 @@ def read_pai(
                 submit_s=start,
                 gpus=gpus,
                 duration_s=end - start,
-                features={"user": users.get(name, ""), "status": parts[0][5]},
+                features=shared_features({"user": users.get(name, ""), "status": parts[0][5]}),
             )
         )
     return sorted(out, key=lambda j: (j.submit_s, j.line))
@@ -444,7 +444,10 @@ def trace_instance(
     seen: Counter[str] = Counter()
     out = []
     renamed = 0
-    for job in kept:
+    del jobs
+    kept.reverse()
+    while kept:
+        job = kept.pop()  # each trace row is freed as its job is built: memory stays flat
         seen[job.id] += 1
         ident = job.id if seen[job.id] == 1 else f"{job.id}#{seen[job.id]}"
         if seen[job.id] > 1:

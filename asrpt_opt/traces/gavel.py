@@ -28,7 +28,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import decode, read_rows
+from asrpt_opt.traces._rows import bad_text, read_rows
 
 __all__ = [
     "GavelJob",
@@ -77,22 +77,25 @@ def read_gavel_trace(
         Naming the file, the line and the reason, for the first malformed row.
     """
     file = Path(path) if path is not None else _bundled("msr_seed0_ee9e8c.trace")
+    return read_rows(_tsv_rows(file), _parse_gavel, source=str(file), errors=errors)
+
+
+def _tsv_rows(file: Path) -> Iterator[tuple[int, list[str] | InstanceError]]:
+    # Streamed line by line; lines end at "\n" only (a form feed or Unicode separator is
+    # data, not a new row), and undecodable bytes spoil only their own line.
     try:
-        text = decode(file.read_bytes())
+        handle = open(file, encoding="utf-8", errors="surrogateescape", newline="\n")  # noqa: SIM115
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(file)) from None
-    return read_rows(_tsv_rows(text), _parse_gavel, source=str(file), errors=errors)
-
-
-def _tsv_rows(text: str) -> Iterator[tuple[int, list[str] | InstanceError]]:
-    # Lines end at line ends only (a form feed or Unicode separator is data, not a new row).
-    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
-        if not line.strip():
-            continue
-        if any("\udc80" <= ch <= "\udcff" for ch in line):
-            yield n, InstanceError("is not UTF-8 text")
-        else:
-            yield n, line.rstrip("\r").split("\t")
+    with handle:
+        for n, line in enumerate(handle, 1):
+            line = line.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                continue
+            if bad_text([line]):
+                yield n, InstanceError("is not UTF-8 text")
+            else:
+                yield n, line.split("\t")
 
 
 def _parse_gavel(lineno: int, cols: list[str]) -> GavelJob:
@@ -213,6 +216,8 @@ def gavel_instance(
                 features=features,
             )
         )
+    if not jobs:
+        raise InstanceError("no job left to import", source=source)
     return Instance(
         name=name or f"gavel-philly-{len(jobs)}",
         cluster=cluster,

@@ -26,7 +26,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import csv_rows, decode, read_rows
+from asrpt_opt.traces._rows import csv_file, read_rows
 
 __all__ = [
     "GPU_HOUR_BUCKETS",
@@ -94,17 +94,7 @@ def read_pollux_workload(
         )
     else:
         path = Path(source)
-    try:
-        text = decode(path.read_bytes())
-    except OSError as exc:
-        raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(path)) from None
-    rows = csv_rows(text)
-    first = next(rows, None)
-    if first is None or isinstance(first[1], InstanceError) or tuple(first[1]) != _COLUMNS:
-        raise InstanceError(
-            f"expected header {','.join(_COLUMNS)}", path="line 1", source=str(path)
-        )
-    return read_rows(rows, _parse_pollux, source=str(path), errors=errors)
+    return read_rows(csv_file(path, _COLUMNS), _parse_pollux, source=str(path), errors=errors)
 
 
 def _parse_pollux(lineno: int, row: list[str]) -> PolluxJob:
@@ -186,6 +176,8 @@ def pollux_instance(
                 },
             )
         )
+    if not jobs:
+        raise InstanceError("no job left to import", source=_source_of(workload))
     label = workload if isinstance(workload, int) else Path(workload).stem
     return Instance(
         name=f"pollux-workload-{label}",
