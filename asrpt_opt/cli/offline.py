@@ -269,7 +269,8 @@ def add_parsers(sub: Any) -> None:
         "--time-limit",
         type=finite(0, strict=True),
         metavar="S",
-        help="seconds per backend (overrides the preset; default 10)",
+        help="seconds for the whole solve, model building included (overrides the preset; "
+        "default 10)",
     )
     p.add_argument("--preset", metavar="TOML", help="solver preset, e.g. solvers/default.toml")
     p.add_argument("--plot", metavar="PNG", help="draw the schedule as a Gantt chart")
@@ -324,7 +325,7 @@ def add_parsers(sub: Any) -> None:
         type=finite(0, strict=True),
         default=10.0,
         metavar="S",
-        help="offline solver seconds per backend and instance",
+        help="offline solver seconds per instance, model building included",
     )
     p.add_argument(
         "--nonpreemptive-opt",

@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections import defaultdict
 from typing import Any
@@ -26,7 +27,7 @@ from ortools.sat.python import cp_model
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.placement.cpsat import solve_interruptibly
 from asrpt_opt.solvers._data import Discrete
-from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
+from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
 
 __all__ = ["CPSATModel"]
 
@@ -40,6 +41,8 @@ class CPSATModel:
     preemptive : bool
     hint : list of (start, length, Allocation), optional
         A feasible non-preemptive schedule to start the search from.
+    deadline : Deadline, optional
+        Building stops with :class:`~asrpt_opt.solvers.result.OutOfTime` once it passes.
     """
 
     def __init__(
@@ -48,9 +51,11 @@ class CPSATModel:
         *,
         preemptive: bool,
         hint: list[tuple[int, int, Allocation]] | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.data = data
         self.preemptive = preemptive
+        self.deadline = deadline or Deadline(math.inf)
         self.model = cp_model.CpModel()
         self.end: list[cp_model.IntVar] = []
         if preemptive:
@@ -71,6 +76,7 @@ class CPSATModel:
         self.modes: list[list[tuple[str, int, Any, Any]]] = []  # (kind, server, literal, interval)
         self.split: dict[int, list[cp_model.IntVar]] = {}
         for j in range(d.n):
+            self.deadline.check("building the CP-SAT model")
             lo, hi = d.release[j], d.deadline[j]
             start = m.new_int_var(lo, hi, f"start_{j}")
             end = m.new_int_var(lo, hi, f"end_{j}")
@@ -145,6 +151,7 @@ class CPSATModel:
         self.run: dict[tuple[int, int, int], Any] = {}
         usage: dict[tuple[int, int], list[tuple[int, Any]]] = defaultdict(list)
         for j in range(d.n):
+            self.deadline.check("building the CP-SAT model")
             end = m.new_int_var(d.release[j] + d.dur[j], d.deadline[j], f"end_{j}")
             pools = (
                 [-1]

@@ -27,7 +27,7 @@ import pulp
 
 from asrpt_opt.errors import SolverError
 from asrpt_opt.solvers._data import Discrete
-from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveStatus
+from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
 
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
 
@@ -39,15 +39,27 @@ class _InterruptibleHiGHS(pulp.HiGHS):
 
     HiGHS runs in highspy's helper thread while the main thread waits; a KeyboardInterrupt
     asks HiGHS to stop through its interrupt callbacks, waits for it, and is raised again, so
-    an interrupted solve never passes for a finished one."""
+    an interrupted solve never passes for a finished one.
+
+    With a ``deadline``, HiGHS' time limit is what is left of it once PuLP has passed the
+    model over (which takes a while for large models), so the whole call ends on time."""
+
+    def __init__(self, *, deadline: Deadline | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.deadline = deadline
 
     def callSolver(self, lp: Any) -> None:
         model = lp.solverModel
+        if self.deadline is not None:
+            model.setOptionValue("time_limit", max(self.deadline.left_s(), 0.01))
         model.HandleUserInterrupt = True
         model.startSolve()
         try:
             while not model.wait(0.05)[0]:
-                pass
+                # HiGHS checks its own time limit only now and then (not inside a long root
+                # LP), so past the deadline it is asked to stop like an interrupt.
+                if self.deadline is not None and self.deadline.left_s() < 0:
+                    model.cancelSolve()
         except KeyboardInterrupt:
             model.cancelSolve()
             while not model.wait(0.05)[0]:
@@ -62,9 +74,21 @@ class TimeIndexedMILP:
     ----------
     data : Discrete
     preemptive : bool
+    relax : bool
+        Continuous variables (the LP relaxation).
+    deadline : Deadline, optional
+        Building stops with :class:`~asrpt_opt.solvers.result.OutOfTime` once it passes
+        (PuLP builds large models slowly, and a solve's time limit covers building).
     """
 
-    def __init__(self, data: Discrete, *, preemptive: bool, relax: bool = False) -> None:
+    def __init__(
+        self,
+        data: Discrete,
+        *,
+        preemptive: bool,
+        relax: bool = False,
+        deadline: Deadline | None = None,
+    ) -> None:
         if data.cluster_model == "spread":
             raise SolverError(
                 "the spread cluster model (variable per-server split) is modelled by the cpsat "
@@ -73,8 +97,12 @@ class TimeIndexedMILP:
         self.data = data
         self.preemptive = preemptive
         self.relax = relax
+        self.deadline = deadline or Deadline(math.inf)
         self.prob = pulp.LpProblem("asrpt_offline", pulp.LpMinimize)
         self.x: dict[tuple[int, int, int], pulp.LpVariable] = {}
+        # Per job, its (server, slot, variable) triples: constraints per job read these
+        # instead of scanning every variable (which made building quadratic in the jobs).
+        self._by_job: list[list[tuple[int, int, pulp.LpVariable]]] = [[] for _ in range(data.n)]
         self.active: dict[int, list[pulp.LpVariable]] = {}
         self._variables()
         if preemptive:
@@ -97,15 +125,17 @@ class TimeIndexedMILP:
         cat = pulp.LpContinuous if self.relax else pulp.LpBinary
         count = 0
         for j in range(d.n):
+            self.deadline.check("building the MILP's variables")
             if self.preemptive:
                 slots = range(d.release[j], d.deadline[j])
             else:
                 slots = range(d.release[j], d.deadline[j] - d.dur[j] + 1)
             for s in self._pools(j):
                 for t in slots:
-                    self.x[j, s, t] = self.prob.add_variable(
-                        f"x_{j}_{s + 1}_{t}", lowBound=0, upBound=1, cat=cat
-                    )
+                    name = f"x_{j}_{s + 1}_{t}"
+                    var = self.prob.add_variable(name, lowBound=0, upBound=1, cat=cat)
+                    self.x[j, s, t] = var
+                    self._by_job[j].append((s, t, var))
                     count += 1
         if count > _MAX_VARIABLES:
             raise SolverError(
@@ -115,19 +145,17 @@ class TimeIndexedMILP:
 
     # ------------------------------------------------------------------ constraints
     def _start_once(self) -> None:
-        by_job: dict[int, list[pulp.LpVariable]] = defaultdict(list)
-        for (j, _, _), var in self.x.items():
-            by_job[j].append(var)
-        for j in range(self.data.n):
-            if not by_job[j]:
+        for j, mine in enumerate(self._by_job):
+            if not mine:
                 raise SolverError(f"job {j} has no feasible start before its deadline")
-            self.prob += pulp.lpSum(by_job[j]) == 1, f"start_once_{j}"
+            self.prob += pulp.lpSum(v for _, _, v in mine) == 1, f"start_once_{j}"
 
     def _identical_jobs_in_order(self) -> None:
         for members in self.data.identical_groups():
+            self.deadline.check("building the MILP's symmetry constraints")
             for a, b in itertools.pairwise(members):
-                start_a = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == a)
-                start_b = pulp.lpSum(t * v for (j, _, t), v in self.x.items() if j == b)
+                start_a = pulp.lpSum(t * v for _, t, v in self._by_job[a])
+                start_b = pulp.lpSum(t * v for _, t, v in self._by_job[b])
                 self.prob += start_a <= start_b, f"identical_{a}_{b}"
 
     def _preemptive_constraints(self) -> None:
@@ -135,14 +163,13 @@ class TimeIndexedMILP:
         # remaining work: p_j a[j,t] >= p_j - (slots run before t). Then C_j = r_j + sum_t
         # a[j,t], whose LP relaxation is far tighter than C_j >= (t + 1) y[j,t].
         d = self.data
-        per_job: dict[int, list[pulp.LpVariable]] = defaultdict(list)
         per_slot: dict[tuple[int, int], list[pulp.LpVariable]] = defaultdict(list)
         for (j, _, t), v in self.x.items():
-            per_job[j].append(v)
             per_slot[j, t].append(v)
         cat = pulp.LpContinuous if self.relax else pulp.LpBinary
         for j in range(d.n):
-            self.prob += pulp.lpSum(per_job[j]) == d.dur[j], f"work_{j}"
+            self.deadline.check("building the MILP's constraints")
+            self.prob += pulp.lpSum(v for _, _, v in self._by_job[j]) == d.dur[j], f"work_{j}"
             done_before: list[pulp.LpVariable] = []
             active: list[pulp.LpVariable] = []
             for t in range(d.release[j], d.deadline[j]):
@@ -158,7 +185,7 @@ class TimeIndexedMILP:
             self.active[j] = active
             # The p_j slots a job runs in end at distinct times <= C_j, so their mean end is
             # at most C_j - (p_j - 1)/2 (a mean-busy-time cut, after Goemans 1997).
-            mean_end = pulp.lpSum((t + 1) * v for (k, _, t), v in self.x.items() if k == j)
+            mean_end = pulp.lpSum((t + 1) * v for _, t, v in self._by_job[j])
             self.prob += (
                 d.dur[j] * (d.release[j] + pulp.lpSum(active))
                 >= mean_end + d.dur[j] * (d.dur[j] - 1) / 2,
@@ -175,7 +202,9 @@ class TimeIndexedMILP:
             span = range(t, t + 1) if self.preemptive else range(t, t + d.dur[j])
             for tau in span:
                 usage[s, tau].append((d.gpus[j], v))
-        for (s, tau), terms in usage.items():
+        for k, ((s, tau), terms) in enumerate(usage.items()):
+            if k % 256 == 0:
+                self.deadline.check("building the MILP's capacity constraints")
             cap = d.total_gpus if s == -1 else d.caps[s]
             if sum(q for q, _ in terms) > cap:
                 self.prob += pulp.lpSum(q * v for q, v in terms) <= cap, f"cap_{s + 1}_{tau}"
@@ -213,6 +242,7 @@ class TimeIndexedMILP:
             bound in time units.
         """
         solver = _InterruptibleHiGHS(
+            deadline=Deadline(time_limit_s),
             msg=False,
             timeLimit=time_limit_s,
             threads=threads,
@@ -237,7 +267,12 @@ class TimeIndexedMILP:
             dual = float(info.mip_dual_bound) + float(self.prob.objective.constant)
             if math.isfinite(dual):
                 bound = dual
-        has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+        # PuLP calls an interrupted solve "integer feasible" even without a solution; HiGHS'
+        # own primal status (2 = feasible) says whether the values are a solution.
+        has_solution = (
+            sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+            and int(info.primal_solution_status) == 2
+        )
         if self.prob.status == pulp.LpStatusInfeasible or sol == pulp.LpSolutionInfeasible:
             status = SolveStatus.INFEASIBLE
         elif not has_solution:
@@ -258,7 +293,13 @@ class TimeIndexedMILP:
         return d.pieces(chosen)
 
 
-def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30.0) -> float:
+def lp_bound_units(
+    data: Discrete,
+    *,
+    preemptive: bool,
+    time_limit_s: float = 30.0,
+    deadline: Deadline | None = None,
+) -> float:
     """A lower bound (in time units) from a linear relaxation on the pooled cluster.
 
     Non-preemptive: the LP relaxation of the pooled start-time-indexed model (exact model on
@@ -272,6 +313,10 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
     data : Discrete
     preemptive : bool
     time_limit_s : float
+        For the LP solver.
+    deadline : Deadline, optional
+        Building the LP stops with :class:`~asrpt_opt.solvers.result.OutOfTime` once it
+        passes.
 
     Returns
     -------
@@ -279,8 +324,9 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
         The bound, or -inf when the LP was not solved to optimality.
     """
     pooled = replace(data, cluster_model="pooled")
+    deadline = deadline or Deadline(math.inf)
     if not preemptive:
-        model = TimeIndexedMILP(pooled, preemptive=False, relax=True)
+        model = TimeIndexedMILP(pooled, preemptive=False, relax=True, deadline=deadline)
         return float(model.solve(time_limit_s=time_limit_s).bound_units)
     prob = pulp.LpProblem("preemptive_lp_bound", pulp.LpMinimize)
     y = {
@@ -288,6 +334,7 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
         for j in range(pooled.n)
         for t in range(pooled.release[j], pooled.deadline[j])
     }
+    per_job: list[list[tuple[int, pulp.LpVariable]]] = [[] for _ in range(pooled.n)]
     comp = {
         j: prob.add_variable(f"C_{j}", lowBound=pooled.release[j] + pooled.dur[j])
         for j in range(pooled.n)
@@ -295,14 +342,15 @@ def lp_bound_units(data: Discrete, *, preemptive: bool, time_limit_s: float = 30
     by_slot: dict[int, list[tuple[int, pulp.LpVariable]]] = defaultdict(list)
     for (j, t), v in y.items():
         by_slot[t].append((pooled.gpus[j], v))
-    for j in range(pooled.n):
-        mine = [(t, v) for (k, t), v in y.items() if k == j]
+        per_job[j].append((t, v))
+    for j, mine in enumerate(per_job):
+        deadline.check("building the LP bound")
         prob += pulp.lpSum(v for _, v in mine) == pooled.dur[j]
         prob += comp[j] >= pulp.lpSum(t * v for t, v in mine) / pooled.dur[j] + pooled.dur[j] / 2
     for t, terms in by_slot.items():
         prob += pulp.lpSum(q * v for q, v in terms) <= pooled.total_gpus, f"cap_{t}"
     prob += pulp.lpSum(pooled.weight[j] * c for j, c in comp.items())
-    prob.solve(_InterruptibleHiGHS(msg=False, timeLimit=time_limit_s))
+    prob.solve(_InterruptibleHiGHS(deadline=Deadline(time_limit_s), msg=False))
     if prob.sol_status != pulp.LpSolutionOptimal:
         return -math.inf
     return float(pulp.value(prob.objective))

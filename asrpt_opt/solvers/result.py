@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from asrpt_opt.errors import SolverError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
@@ -17,6 +19,8 @@ from asrpt_opt.model.schedule import Schedule
 __all__ = [
     "STATUSES",
     "BackendOutcome",
+    "Deadline",
+    "OutOfTime",
     "SolveResult",
     "SolveStatus",
     "optimum_record",
@@ -36,6 +40,33 @@ class SolveStatus(StrEnum):
     INFEASIBLE = "infeasible"
     TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
     ERROR = "error"
+
+
+class OutOfTime(SolverError):
+    """The time limit ran out while a model was still being built."""
+
+
+class Deadline:
+    """The moment (``time.perf_counter()``) by which a whole solve must end.
+
+    Parameters
+    ----------
+    limit_s : float
+        Seconds from now; ``math.inf`` for no limit.
+    """
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self.at = time.perf_counter() + limit_s
+
+    def left_s(self) -> float:
+        """Seconds left (negative once passed)."""
+        return self.at - time.perf_counter()
+
+    def check(self, what: str) -> None:
+        """Raise :class:`OutOfTime` naming ``what`` when the deadline has passed."""
+        if time.perf_counter() > self.at:
+            raise OutOfTime(f"the {self.limit_s:.3g} s time limit ran out while {what}")
 
 
 #: The status words, in the order of :class:`SolveStatus`.

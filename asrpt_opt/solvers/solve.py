@@ -32,7 +32,15 @@ from asrpt_opt.solvers._data import (
     list_schedule,
     to_schedule,
 )
-from asrpt_opt.solvers.result import BackendOutcome, Runs, SolveResult, SolveStatus, quiet_stdout
+from asrpt_opt.solvers.result import (
+    BackendOutcome,
+    Deadline,
+    OutOfTime,
+    Runs,
+    SolveResult,
+    SolveStatus,
+    quiet_stdout,
+)
 from asrpt_opt.speed.default import CLUSTER_MODELS, offline_speed
 
 __all__ = [
@@ -56,17 +64,17 @@ class Backend(Protocol):
         """Solve within the limits and report what was proven."""
 
 
-def _cpsat(data: Discrete, *, preemptive: bool, hint: Any) -> Backend:
+def _cpsat(data: Discrete, *, preemptive: bool, hint: Any, deadline: Deadline | None) -> Backend:
     from asrpt_opt.solvers.cpsat import CPSATModel
 
-    return CPSATModel(data, preemptive=preemptive, hint=hint)
+    return CPSATModel(data, preemptive=preemptive, hint=hint, deadline=deadline)
 
 
-def _milp(data: Discrete, *, preemptive: bool, hint: Any) -> Backend:
+def _milp(data: Discrete, *, preemptive: bool, hint: Any, deadline: Deadline | None) -> Backend:
     from asrpt_opt.solvers.milp import TimeIndexedMILP
 
     del hint  # the MILP is not warm-started
-    return TimeIndexedMILP(data, preemptive=preemptive)
+    return TimeIndexedMILP(data, preemptive=preemptive, deadline=deadline)
 
 
 #: Exact backends by name: each builds a model of a discretised instance.
@@ -81,7 +89,14 @@ _VERSIONS = {
 }
 
 
-def make_backend(name: str, data: Discrete, *, preemptive: bool, hint: Any = None) -> Backend:
+def make_backend(
+    name: str,
+    data: Discrete,
+    *,
+    preemptive: bool,
+    hint: Any = None,
+    deadline: Deadline | None = None,
+) -> Backend:
     """Build the exact backend ``name`` for ``data``.
 
     Parameters
@@ -93,12 +108,15 @@ def make_backend(name: str, data: Discrete, *, preemptive: bool, hint: Any = Non
     preemptive : bool
     hint : list, optional
         A feasible non-preemptive schedule to warm-start from (CP-SAT only).
+    deadline : Deadline, optional
+        Building raises :class:`~asrpt_opt.solvers.result.OutOfTime` once it passes.
 
     Returns
     -------
     Backend
     """
-    return lookup(BACKENDS, name, what="solver")(data, preemptive=preemptive, hint=hint)
+    build = lookup(BACKENDS, name, what="solver")
+    return build(data, preemptive=preemptive, hint=hint, deadline=deadline)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,7 +126,8 @@ class SolverParams:
     Parameters
     ----------
     time_limit_s : float
-        Per backend, > 0.
+        For the whole solve (model building included), > 0; see :func:`solve` for how it is
+        shared.
     relative_gap : float
         Stop when the gap is below this (0 = prove optimality).
     threads : int
@@ -263,6 +282,11 @@ def solve(
         ``portfolio`` runs cpsat, then the MILP if cpsat did not prove optimality, and keeps
         the best proven bound and the best verified schedule.
     params : SolverParams, optional
+        ``params.time_limit_s`` bounds the whole solve, model building included: CP-SAT gets
+        half of it when the MILP follows, the LP bound (when needed) comes next, and the
+        MILP has the rest. A backend still busy building its model at the deadline is
+        skipped; HiGHS is stopped at the deadline and can take up to about two seconds to
+        answer (measured on 40-job preemptive models), the one tolerance of the limit.
     lp_bound : bool
         When optimality is not proven, also compute the LP relaxation bound.
     placement, backend : str, optional
@@ -284,6 +308,7 @@ def solve(
     _check_model(cluster_model, solver, preemptive)
     params = params or SolverParams()
     t0 = time.perf_counter()
+    deadline = Deadline(params.time_limit_s)
     online = _online_incumbent(instance, preemptive=preemptive, cluster_model=cluster_model)
     try:
         data = discretise(
@@ -315,23 +340,31 @@ def solve(
         order = ["cpsat"] if cluster_model == "spread" else ["cpsat", "milp"]
     else:
         order = [solver]
-    for name in order:
-        try:
-            run.backend(name, params)
-        except SolverError as exc:
-            run.messages.append(f"{name}: {exc}")
-            if solver != "portfolio":
-                raise
-            continue
+    # One deadline covers the whole solve, model building included. CP-SAT gets half of what
+    # is left when the MILP follows; then (unless proven) the LP bound, which is cheap and
+    # valid whatever the backends reach; then the MILP the rest. A single backend keeps a
+    # tenth of the limit for the LP bound after it.
+    steps = [*order[:1], "lp", *order[1:]] if lp_bound else list(order)
+    for i, step in enumerate(steps):
         if run.proven():
             break
-    if lp_bound and not run.proven():
-        from asrpt_opt.solvers.milp import lp_bound_units
-
-        with quiet_stdout():
-            lp = lp_bound_units(data, preemptive=preemptive, time_limit_s=params.time_limit_s)
-        if math.isfinite(lp):
-            run.bound = max(run.bound, lp * data.unit_s)
+        if step == "lp":
+            run.lp_bound(deadline)
+            continue
+        later = steps[i + 1 :]
+        reserve = 0.1 * params.time_limit_s if "lp" in later else 0.0
+        share = 0.5 if any(x != "lp" for x in later) else 1.0
+        budget = (deadline.left_s() - reserve) * share
+        try:
+            if budget <= 0:
+                raise OutOfTime(f"the {params.time_limit_s:g} s limit ran out before it started")
+            run.backend(step, params, budget=budget, deadline=deadline)
+        except OutOfTime as exc:
+            run.messages.append(f"{step}: {exc}")
+        except SolverError as exc:
+            run.messages.append(f"{step}: {exc}")
+            if solver != "portfolio":
+                raise
     if preemptive:
         run.messages.append(
             f"preemptive optimum is over schedules that preempt at multiples of {data.unit_s:g} s"
@@ -381,12 +414,44 @@ class _Run:
         tol = 1e-9 * max(1.0, abs(self.value)) + 1e-9
         return self.value <= self.bound + tol
 
-    def backend(self, name: str, params: SolverParams) -> None:
-        """Run backend ``name``; keep its bound and its schedule if the validator accepts it."""
+    def lp_bound(self, deadline: Deadline) -> None:
+        """Raise the bound to the LP relaxation's, if it is built and solved in time."""
+        from asrpt_opt.solvers.milp import lp_bound_units
+
+        try:
+            with quiet_stdout():
+                lp = lp_bound_units(
+                    self.data,
+                    preemptive=self.preemptive,
+                    time_limit_s=max(deadline.left_s(), 0.05),
+                    deadline=deadline,
+                )
+        except OutOfTime as exc:
+            self.messages.append(f"LP bound: {exc}")
+            return
+        if math.isfinite(lp):
+            self.bound = max(self.bound, lp * self.data.unit_s)
+
+    def backend(
+        self, name: str, params: SolverParams, *, budget: float, deadline: Deadline
+    ) -> None:
+        """Run backend ``name`` within ``budget`` seconds, building included; keep its bound
+        and its schedule if the validator accepts it."""
+        own = Deadline(min(budget, deadline.left_s()))
         with quiet_stdout():
-            model = make_backend(name, self.data, preemptive=self.preemptive, hint=self.hint)
+            model = make_backend(
+                name, self.data, preemptive=self.preemptive, hint=self.hint, deadline=own
+            )
+            built_s = own.limit_s - own.left_s()
+            # A model that took longer to build than the time left would not even get through
+            # the solver's presolve, and a solver stopped mid-phase overruns the deadline.
+            if own.left_s() <= max(0.01, built_s):
+                raise OutOfTime(
+                    f"{own.left_s():.3g} s of its {budget:.3g} s share were left after "
+                    f"building the model ({built_s:.3g} s)"
+                )
             out = model.solve(
-                time_limit_s=params.time_limit_s,
+                time_limit_s=own.left_s(),
                 threads=params.threads,
                 gap=params.relative_gap,
                 seed=params.seed,
