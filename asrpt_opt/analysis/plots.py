@@ -1,7 +1,11 @@
-"""Figures: policy comparison, Gantt charts, worker graphs and prediction calibration.
+"""Figures: policy comparison, worker graphs, prediction calibration, ratios (the Gantt chart
+is in :mod:`asrpt_opt.analysis.gantt`).
 
-This module never selects a matplotlib backend (a notebook keeps its own); the command line
-selects the non-interactive ``Agg`` backend before it draws.
+Every function draws into ``ax=`` (a new figure when None) and returns the Figure; writing a
+file is the caller's (:func:`save_figure`, whose file type follows the extension). Sizes
+suit a two-column paper (about 3.3 inches a column, 7 inches across). This module never
+selects a matplotlib backend (a notebook keeps its own); the command line selects the
+non-interactive ``Agg`` backend before it draws.
 """
 
 from __future__ import annotations
@@ -13,21 +17,21 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
-from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.io import write_atomically
-from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.model.workers import WorkerGraph
 from asrpt_opt.prediction.evaluate import PredictionScore
 from asrpt_opt.sim.metrics import Metrics
 
 __all__ = [
-    "gpu_lanes",
+    "figure_for",
     "plot_calibration",
     "plot_comparison",
-    "plot_gantt",
-    "plot_ratios",
+    "plot_ratio_cdf",
+    "plot_ratio_vs_load",
     "plot_worker_graph",
+    "policy_colours",
     "save_figure",
 ]
 
@@ -45,166 +49,157 @@ def save_figure(fig: Any, path: str | PathLike[str], *, dpi: int = 120) -> None:
     write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=kind))
 
 
-def plot_comparison(
-    metrics: Mapping[str, Metrics],
-    path: str | PathLike[str],
-    *,
-    lower_bound_s: float | None = None,
-    title: str = "",
-) -> None:
-    """Bar charts of mean and p95 JCT and of the objective's ratio to a lower bound.
-
-    Parameters
-    ----------
-    metrics : mapping of policy name to Metrics
-    path : path-like
-        PNG file to write.
-    lower_bound_s : float, optional
-        A lower bound on sum w_j C_j; adds the ratio panel.
-    title : str
-    """
-    names = list(metrics)
-    x = np.arange(len(names))
-    panels = 3 if lower_bound_s else 2
-    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.6))
-    hours = 3600.0
-    axes[0].bar(x, [metrics[n].mean_jct_s / hours for n in names], color="tab:blue")
-    axes[0].set_ylabel("mean JCT (h)")
-    axes[1].bar(x, [metrics[n].p95_jct_s / hours for n in names], color="tab:orange")
-    axes[1].set_ylabel("p95 JCT (h)")
-    if lower_bound_s:
-        ratio = [metrics[n].total_weighted_completion_s / lower_bound_s for n in names]
-        axes[2].bar(x, ratio, color="tab:green")
-        axes[2].axhline(1.0, color="black", lw=0.8)
-        axes[2].set_ylabel("sum wC / lower bound")
-    for ax in axes:
-        ax.set_xticks(x, names, rotation=30, ha="right")
-        ax.grid(axis="y", alpha=0.3)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+def figure_for(ax: Any, size: tuple[float, float]) -> tuple[Figure, Any]:
+    """``(figure, axes)`` for a plot function's ``ax=``: the axes given and their figure, or
+    a new figure of ``size`` inches with one axes."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=size)
+        return fig, ax
+    return ax.get_figure(root=True), ax
 
 
-def gpu_lanes(instance: Instance, schedule: Schedule) -> list[tuple[int, float, float, list[int]]]:
-    """Assign each segment concrete GPU indices within its servers (for drawing).
+def _figure_axes(axes: Any, count: int, size: tuple[float, float]) -> tuple[Figure, list[Any]]:
+    """``(figure, list of count axes)``: the given axes, or a new row of ``count``."""
+    if axes is None:
+        fig, made = plt.subplots(1, count, figsize=size, squeeze=False)
+        return fig, list(made[0])
+    axes = list(np.ravel(axes))
+    if len(axes) != count:
+        raise ValueError(f"expected {count} axes, got {len(axes)}")
+    return axes[0].get_figure(root=True), axes
 
-    A schedule only says how many GPUs of each server a segment holds; this picks the lowest
-    free GPU indices, processing releases before acquisitions at equal times.
 
-    Parameters
-    ----------
-    instance : Instance
-    schedule : Schedule
+#: The colour of A-SRPT in every comparison.
+HIGHLIGHT = "tab:red"
 
-    Returns
-    -------
-    list of (job index, start, end, global GPU rows)
-    """
-    offsets = np.concatenate([[0], np.cumsum(instance.cluster.servers)[:-1]])
-    events = []
-    for j, run in enumerate(schedule.runs):
-        for k, seg in enumerate(run.segments):
-            events.append((seg.end_s, 0, j, k))
-            events.append((seg.start_s, 1, j, k))
-    events.sort()
-    free = [set(range(g)) for g in instance.cluster.servers]
-    held: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    out = []
-    for _, kind, j, k in events:
-        seg = schedule.runs[j].segments[k]
-        if kind == 0:
-            for s, g in held.pop((j, k)):
-                free[s].add(g)
-            continue
-        taken: list[tuple[int, int]] = []
-        for s, c in seg.allocation:
-            picked = sorted(free[s])[:c]
-            free[s].difference_update(picked)
-            taken.extend((s, g) for g in picked)
-        held[(j, k)] = taken
-        out.append((j, seg.start_s, seg.end_s, [int(offsets[s]) + g for s, g in taken]))
+
+def policy_colours(names: Sequence[str]) -> list[Any]:
+    """One colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from ``tab10``."""
+    from matplotlib.colors import to_hex
+
+    # tab10 without its red, which is A-SRPT's alone.
+    tab10 = plt.get_cmap("tab10")
+    others = [tab10(i) for i in range(10) if to_hex(tab10(i)) != to_hex(HIGHLIGHT)]
+    out: list[Any] = []
+    k = 0
+    for name in names:
+        if name == "a-srpt":
+            out.append(HIGHLIGHT)
+        else:
+            out.append(others[k % len(others)])
+            k += 1
     return out
 
 
-def plot_gantt(
-    instance: Instance,
-    schedule: Schedule,
-    path: str | PathLike[str],
+def plot_comparison(
+    metrics: Mapping[str, Metrics] | Mapping[str, Sequence[Metrics]],
     *,
+    lower_bound_s: float | Sequence[float] | None = None,
     title: str = "",
-    label_jobs: Sequence[str] | None = None,
-) -> None:
-    """Draw a schedule as a Gantt chart: one row per GPU, one colour per job.
+    ax: Any = None,
+) -> Figure:
+    """Bars of mean and p95 JCT and of sum w_j C_j over a lower bound, one colour per policy
+    (A-SRPT highlighted); with several seeds per policy, bars are means with min-max
+    error bars.
 
     Parameters
     ----------
-    instance : Instance
-    schedule : Schedule
-    path : path-like
-        PNG file to write.
+    metrics : mapping of policy name to Metrics, or to a sequence of Metrics (one per seed)
+    lower_bound_s : float or sequence of float, optional
+        A lower bound on sum w_j C_j (one per seed); adds the ratio panel.
     title : str
-    label_jobs : sequence of str, optional
-        Job ids to label inside their bars (default: all, when there are at most 30 jobs).
+    ax : sequence of matplotlib Axes, optional
+        Two axes (three with ``lower_bound_s``) to draw into; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
-    lanes = gpu_lanes(instance, schedule)
-    m = instance.cluster.total_gpus
-    n = instance.n_jobs
-    if label_jobs is None:
-        label_jobs = [j.id for j in instance.jobs] if n <= 30 else []
-    labels = set(label_jobs)
-    cmap = plt.get_cmap("tab20")
-    horizon = max((end for _, _, end, _ in lanes), default=0.0)
-    unit, scale = ("h", 3600.0) if horizon > 3 * 3600 else ("s", 1.0)
-    fig, ax = plt.subplots(figsize=(11, max(3.0, 0.18 * m + 1.5)))
-    for j, start, end, rows in lanes:
-        colour = cmap(j % 20)
-        x0, width = start / scale, (end - start) / scale
-        for r in rows:
-            ax.broken_barh([(x0, width)], (r - 0.4, 0.8), facecolors=colour, lw=0)
-        job_id = instance.jobs[j].id
-        if job_id in labels and rows:
-            mid = float(np.mean(rows))
-            ax.text(x0 + width / 2, mid, job_id, ha="center", va="center", fontsize=7)
-    bounds = np.cumsum(instance.cluster.servers)[:-1]
-    for b in bounds:
-        ax.axhline(b - 0.5, color="black", lw=0.6)
-    ax.set_ylim(-0.5, m - 0.5)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel("GPU (servers separated by lines)")
-    ax.set_title(title or f"{instance.name}: {n} jobs on {m} GPUs")
+    names = list(metrics)
+    runs = {n: [m] if isinstance(m, Metrics) else list(m) for n, m in metrics.items()}
+    panels = 3 if lower_bound_s else 2
+    fig, axes = _figure_axes(ax, panels, (3.4 * panels, 3.2))
+    x = np.arange(len(names))
+    colours = policy_colours(names)
+    hours = 3600.0
+
+    def bars(target: Any, values: list[list[float]], label: str) -> None:
+        mean = np.array([np.mean(v) for v in values])
+        err = None
+        if any(len(v) > 1 for v in values):
+            lo = mean - np.array([np.min(v) for v in values])
+            hi = np.array([np.max(v) for v in values]) - mean
+            err = np.vstack([lo, hi])
+        target.bar(x, mean, color=colours, yerr=err, capsize=3 if err is not None else 0)
+        target.set_ylabel(label)
+        top = float(np.max(mean if err is None else mean + err[1]))
+        low = float(np.min(mean if err is None else mean - err[0]))
+        # Differences between policies are what matter: the axis starts near the smallest bar.
+        target.set_ylim(max(0.0, low - 0.15 * (top - low + 1e-12) - 0.05 * top), top * 1.04)
+
+    bars(axes[0], [[m.mean_jct_s / hours for m in runs[n]] for n in names], "mean JCT (h)")
+    bars(axes[1], [[m.p95_jct_s / hours for m in runs[n]] for n in names], "p95 JCT (h)")
+    if lower_bound_s:
+        bounds = (
+            [float(lower_bound_s)]
+            if isinstance(lower_bound_s, int | float)
+            else [float(b) for b in lower_bound_s]
+        )
+        ratios = [
+            [
+                m.total_weighted_completion_s / bounds[i % len(bounds)]
+                for i, m in enumerate(runs[n])
+            ]
+            for n in names
+        ]
+        bars(axes[2], ratios, "sum of weighted completion times\n/ lower bound")
+        axes[2].axhline(1.0, color="black", lw=0.8)
+    for a in axes:
+        a.set_xticks(x, names, rotation=35, ha="right", fontsize=8)
+        a.grid(axis="y", alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+    return fig
 
 
 def plot_worker_graph(
     wg: WorkerGraph,
-    path: str | PathLike[str],
     *,
     assignment: Sequence[int] | None = None,
-) -> None:
+    ax: Any = None,
+) -> Figure:
     """Draw a worker graph: workers on a (stage, replica x rank) grid, edge width by bytes,
-    colour by server when ``assignment`` is given (cut edges dashed).
+    colour by server when ``assignment`` is given (cut edges dashed), with a key for the
+    edge types present, the servers and cut edges.
 
     Parameters
     ----------
     wg : WorkerGraph
-    path : path-like
     assignment : sequence of int, optional
         Server of each worker.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
+    from matplotlib.lines import Line2D
+
     g = wg.graph
     par = wg.parallelism
     pos = {w: (g.nodes[w]["pp"], -(g.nodes[w]["dp"] * par.tp + g.nodes[w]["tp"])) for w in g.nodes}
-    fig, ax = plt.subplots(figsize=(2 + 1.4 * par.pp, 1.5 + 0.45 * par.dp * par.tp))
+    fig, ax = figure_for(ax, (2.6 + 1.4 * par.pp, 1.5 + 0.45 * par.dp * par.tp))
     top = max((d["bytes"] for _, _, d in g.edges(data=True)), default=1.0)
     style = {"pipeline": "tab:blue", "tensor": "tab:orange", "data": "tab:green"}
+    kinds = set()
+    any_cut = False
     for a, b, d in g.edges(data=True):
         (x0, y0), (x1, y1) = pos[a], pos[b]
         cut = assignment is not None and assignment[a] != assignment[b]
+        any_cut |= cut
+        kinds.add(d["kind"])
         if x0 == x1 and abs(y1 - y0) > 1:
             # Ring edges that wrap around are drawn as arcs beside the column.
             xs = [x0, x0 + 0.25, x0 + 0.25, x1]
@@ -225,91 +220,143 @@ def plot_worker_graph(
         c = colours(assignment[w] % 20) if assignment is not None else "white"
         ax.scatter([x], [y], s=260, color=c, edgecolors="black", zorder=2)
         ax.text(x, y, str(w), ha="center", va="center", fontsize=7, zorder=3)
-    for kind, colour in style.items():
-        ax.plot([], [], color=colour, label=kind)
-    ax.legend(loc="upper right", fontsize=7)
+    handles = [Line2D([], [], color=style[k], label=f"{k} traffic") for k in style if k in kinds]
+    if any_cut:
+        handles.append(Line2D([], [], color="black", ls="--", label="cut (crosses servers)"))
+    if assignment is not None:
+        for srv in sorted(set(assignment)):
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker="o",
+                    ls="",
+                    markerfacecolor=colours(srv % 20),
+                    markeredgecolor="black",
+                    label=f"server {srv}",
+                )
+            )
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False
+    )
     ax.set_xticks(range(par.pp), [f"stage {p}" for p in range(par.pp)])
     ax.set_yticks([])
-    title = f"{wg.model}: dp={par.dp}, pp={par.pp}, tp={par.tp}"
-    if assignment is not None:
-        title += " (colour = server, dashed = cut)"
-    ax.set_title(title, fontsize=9)
+    ax.set_title(f"{wg.model}: dp={par.dp}, pp={par.pp}, tp={par.tp}", fontsize=9)
     ax.set_xlim(-0.5, par.pp - 0.5 + 0.4)
     fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+    return fig
 
 
-def plot_calibration(scores: Sequence[PredictionScore], path: str | PathLike[str]) -> None:
-    """Predicted vs true length on log axes, one panel per predictor (PNG).
+def plot_calibration(scores: Sequence[PredictionScore], *, ax: Any = None) -> Figure:
+    """Predicted vs true length on log axes, one panel per predictor, in a grid of at most
+    three columns.
 
     Parameters
     ----------
     scores : sequence of PredictionScore
-    path : path-like
+    ax : sequence of matplotlib Axes, optional
+        One per score; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
     k = len(scores)
-    fig, axes = plt.subplots(1, k, figsize=(3.2 * k, 3.2), squeeze=False)
-    lo = min(float(min(s.truth.min(), s.predicted.min())) for s in scores)
-    hi = max(float(max(s.truth.max(), s.predicted.max())) for s in scores)
-    for ax, s in zip(axes[0], scores, strict=True):
-        ax.scatter(s.truth, s.predicted, s=4, alpha=0.4)
-        ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"{s.name}: R2(log) {s.r2_log:.2f}", fontsize=9)
-        ax.set_xlabel("true length")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("predicted length")
+    if ax is None:
+        cols = min(3, k)
+        rows = -(-k // cols)
+        fig, grid = plt.subplots(rows, cols, figsize=(2.4 * cols, 2.3 * rows), squeeze=False)
+        axes = list(grid.ravel())
+        for extra in axes[k:]:
+            extra.set_visible(False)
+    else:
+        fig, axes = _figure_axes(ax, k, (0, 0))
+    lo = min(float(min(s.truth.min(), s.predicted.min())) for s in scores) / 3600
+    hi = max(float(max(s.truth.max(), s.predicted.max())) for s in scores) / 3600
+    for a, s in zip(axes, scores, strict=False):
+        a.scatter(s.truth / 3600, s.predicted / 3600, s=3, alpha=0.4)
+        a.plot([lo, hi], [lo, hi], color="black", lw=0.8)
+        a.set_xscale("log")
+        a.set_yscale("log")
+        a.set_title(f"{s.name}: R² (log) {s.r2_log:.2f}", fontsize=8)
+        a.set_xlabel("true length (h)", fontsize=8)
+        a.set_ylabel("predicted (h)", fontsize=8)
+        a.tick_params(labelsize=7)
+        a.grid(alpha=0.3)
     fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
+    return fig
 
 
-def plot_ratios(
-    payloads: list[dict[str, Any]], policies: Sequence[str], out_dir: str
-) -> list[str]:
-    """Write the ratio CDF per policy and ratio vs offered load (PNG).
+_MARKERS = "osD^v<>pX*"
 
-    Unproven instances are drawn at the upper end of their interval (the pessimistic value).
+
+def plot_ratio_cdf(
+    payloads: list[dict[str, Any]],
+    policies: Sequence[str],
+    *,
+    title: str = "",
+    ax: Any = None,
+) -> Figure:
+    """The empirical CDF of ALG/OPT per policy (the upper end of the interval when OPT is not
+    proven: the pessimistic value).
+
+    Parameters
+    ----------
+    payloads : list of dict
+        One per instance, as a ratio sweep stores them.
+    policies : sequence of str
+    title : str
+        For example the family, n and seeds.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, ax = figure_for(ax, (4.5, 3.2))
+    for name, colour, marker in zip(policies, policy_colours(policies), _MARKERS, strict=False):
+        r = np.sort([p["policies"][name]["ratio_hi"] for p in payloads])
+        y = np.arange(1, r.size + 1) / r.size
+        ax.step(r, y, where="post", label=name, color=colour)
+        ax.plot(r, y, ls="", marker=marker, ms=3, color=colour)
+    ax.set_xlabel("ALG / OPT")
+    ax.set_ylabel("fraction of instances")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_ratio_vs_load(
+    payloads: list[dict[str, Any]],
+    policies: Sequence[str],
+    *,
+    title: str = "",
+    ax: Any = None,
+) -> Figure:
+    """ALG/OPT (upper end) of every instance against its offered load, one marker per policy.
 
     Parameters
     ----------
     payloads : list of dict
     policies : sequence of str
-    out_dir : str
+    title : str
+    ax : matplotlib Axes, optional
 
     Returns
     -------
-    list of str
-        The files written.
+    matplotlib.figure.Figure
     """
-    from pathlib import Path
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in policies:
-        r = np.sort([p["policies"][name]["ratio_hi"] for p in payloads])
-        ax.step(r, np.arange(1, r.size + 1) / r.size, where="post", label=name)
-    ax.set_xlabel("ALG / OPT (upper end of the interval when OPT is not proven)")
-    ax.set_ylabel("fraction of instances")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    cdf = out / "ratio-cdf.png"
-    save_figure(fig, cdf)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = figure_for(ax, (4.5, 3.2))
     load = [p["load"] for p in payloads]
-    for name in policies:
-        ax.scatter(load, [p["policies"][name]["ratio_hi"] for p in payloads], s=12, label=name)
+    for name, colour, marker in zip(policies, policy_colours(policies), _MARKERS, strict=False):
+        ratio = [p["policies"][name]["ratio_hi"] for p in payloads]
+        ax.scatter(load, ratio, s=14, label=name, color=colour, marker=marker, alpha=0.8)
     ax.set_xlabel("offered load")
     ax.set_ylabel("ALG / OPT")
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=7)
     fig.tight_layout()
-    vs = out / "ratio-vs-load.png"
-    save_figure(fig, vs)
-    plt.close(fig)
-    return [str(cdf), str(vs)]
+    return fig

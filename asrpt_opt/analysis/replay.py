@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,10 @@ from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.metrics import Metrics
 
-__all__ = ["ReplayReport", "plot_replay", "replay", "timeline"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["ReplayReport", "plot_jct_cdf", "plot_replay", "plot_timeline", "replay", "timeline"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,8 +199,85 @@ def timeline(
     return times[keep], waiting[keep], busy[keep]
 
 
+def plot_jct_cdf(report: ReplayReport, *, ax: Any = None) -> Figure:
+    """The CDF of job completion times, one line per policy (A-SRPT highlighted).
+
+    Parameters
+    ----------
+    report : ReplayReport
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    from asrpt_opt.analysis.plots import policy_colours
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 3.2))
+    fig = ax.get_figure(root=True)
+    release = np.array([j.release_s for j in report.instance.jobs])
+    names = list(report.schedules)
+    for name, colour in zip(names, policy_colours(names), strict=True):
+        sched = report.schedules[name]
+        jct = np.sort(np.array([r.completion_s for r in sched.runs]) - release) / 3600.0
+        ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=name, color=colour)
+    ax.set_xscale("log")
+    ax.set_xlabel("job completion time (h)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title(f"{report.instance.name}: {report.instance.n_jobs} jobs", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_timeline(report: ReplayReport, *, ax: Any = None) -> Figure:
+    """Jobs waiting (top) and GPU utilisation (bottom) over time, one line per policy.
+
+    Parameters
+    ----------
+    report : ReplayReport
+    ax : pair of matplotlib Axes, optional
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    from asrpt_opt.analysis.plots import policy_colours
+
+    if ax is None:
+        _, ax = plt.subplots(2, 1, figsize=(7.0, 4.2), sharex=True)
+    top, bottom = list(np.ravel(ax))
+    fig = top.get_figure(root=True)
+    inst = report.instance
+    m = inst.cluster.total_gpus
+    names = list(report.schedules)
+    for name, colour in zip(names, policy_colours(names), strict=True):
+        t, waiting, busy = timeline(inst, report.schedules[name])
+        step = max(1, t.size // 4000)  # thin very long replays for drawing only
+        kw = {"where": "post", "label": name, "lw": 0.8, "color": colour}
+        top.step(t[::step] / 3600.0, waiting[::step], **kw)
+        bottom.step(t[::step] / 3600.0, busy[::step] / m, **kw)
+    top.set_ylabel("jobs waiting")
+    bottom.set_ylabel("GPU utilisation")
+    bottom.set_xlabel("time (h)")
+    top.legend(fontsize=7)
+    for a in (top, bottom):
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]:
-    """Write the JCT CDF per policy and queue length / utilisation over time (PNG).
+    """Write ``jct-cdf.png`` (:func:`plot_jct_cdf`), ``timeline.png`` (:func:`plot_timeline`)
+    and ``results.json`` into ``out_dir``.
 
     Parameters
     ----------
@@ -215,38 +295,12 @@ def plot_replay(report: ReplayReport, out_dir: str | PathLike[str]) -> list[str]
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    inst = report.instance
-    release = np.array([j.release_s for j in inst.jobs])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, sched in report.schedules.items():
-        jct = np.sort(np.array([r.completion_s for r in sched.runs]) - release) / 3600.0
-        ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=name)
-    ax.set_xscale("log")
-    ax.set_xlabel("job completion time (h)")
-    ax.set_ylabel("fraction of jobs")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    cdf = out / "jct-cdf.png"
-    save_figure(fig, cdf)
-    plt.close(fig)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
-    m = inst.cluster.total_gpus
-    for name, sched in report.schedules.items():
-        t, waiting, busy = timeline(inst, sched)
-        step = max(1, t.size // 4000)  # thin very long replays for drawing only
-        top.step(t[::step] / 3600.0, waiting[::step], where="post", label=name, lw=0.8)
-        bottom.step(t[::step] / 3600.0, busy[::step] / m, where="post", label=name, lw=0.8)
-    top.set_ylabel("jobs waiting")
-    bottom.set_ylabel("GPU utilisation")
-    bottom.set_xlabel("time (h)")
-    top.legend(fontsize=7)
-    for ax in (top, bottom):
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    tl = out / "timeline.png"
-    save_figure(fig, tl)
-    plt.close(fig)
+    written = []
+    for name, draw in (("jct-cdf.png", plot_jct_cdf), ("timeline.png", plot_timeline)):
+        fig = draw(report)
+        save_figure(fig, out / name)
+        plt.close(fig)
+        written.append(str(out / name))
     results = out / "results.json"
     atomic_write_text(results, json.dumps(report.to_json(), indent=2) + "\n")
-    return [str(cdf), str(tl), str(results)]
+    return [*written, str(results)]

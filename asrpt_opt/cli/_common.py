@@ -270,6 +270,16 @@ def use_agg() -> None:
     matplotlib.use("Agg")
 
 
+def write_figure(fig: Any, path: str | Path) -> None:
+    """Write a figure (atomically; the type follows the extension) and close it."""
+    import matplotlib.pyplot as plt
+
+    from asrpt_opt.analysis.plots import save_figure
+
+    save_figure(fig, path)
+    plt.close(fig)
+
+
 class DeprecatedFlag(argparse.Action):
     """An old spelling of a flag: stores into the new destination and warns on stderr."""
 

@@ -14,6 +14,7 @@ from asrpt_opt.cli._common import (
     parse_servers,
     table,
     whole,
+    write_figure,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.prediction import PREDICTORS
@@ -44,7 +45,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
         Path(args.out).mkdir(parents=True, exist_ok=True)
         plot = str(Path(args.out) / "calibration.png")
-        plot_calibration(scores, plot)
+        write_figure(plot_calibration(scores), plot)
     if args.json:
         emit_json(
             {

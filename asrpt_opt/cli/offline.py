@@ -22,6 +22,7 @@ from asrpt_opt.cli._common import (
     say,
     table,
     whole,
+    write_figure,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
@@ -65,11 +66,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
         from asrpt_opt.cli._common import use_agg
 
         use_agg()
-        from asrpt_opt.analysis.plots import plot_gantt
+        from asrpt_opt.analysis.gantt import plot_gantt
 
         kind = "preemptive" if args.preemptive else "non-preemptive"
         title = f"{inst.name}: offline {kind} {res.status}"
-        plot_gantt(inst, res.schedule, args.plot, title=title)
+        write_figure(plot_gantt(inst, res.schedule, title=title), args.plot)
     if args.json:
         emit_json(res.to_json())
         return 0
@@ -136,9 +137,17 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         from asrpt_opt.cli._common import use_agg
 
         use_agg()
-        from asrpt_opt.analysis.plots import plot_ratios
+        from asrpt_opt.analysis.plots import plot_ratio_cdf, plot_ratio_vs_load
 
-        files = plot_ratios(payloads, config.policies, args.out)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        title = f"{config.family}, n = {config.n}, {len(payloads)} instances"
+        for name, draw in (
+            ("ratio-cdf.png", plot_ratio_cdf),
+            ("ratio-vs-load.png", plot_ratio_vs_load),
+        ):
+            write_figure(draw(payloads, config.policies, title=title), out / name)
+            files.append(str(out / name))
     if args.json:
         emit_json(
             {

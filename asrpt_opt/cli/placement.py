@@ -14,6 +14,7 @@ from asrpt_opt.cli._common import (
     registry_name,
     table,
     whole,
+    write_figure,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import load_instance
@@ -91,7 +92,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
     use_agg()
     from asrpt_opt.analysis.plots import plot_worker_graph
 
-    plot_worker_graph(wg, args.out, assignment=None if result is None else result.assignment)
+    fig = plot_worker_graph(wg, assignment=None if result is None else result.assignment)
+    write_figure(fig, args.out)
     if result is None:
         print(f"worker graph of {args.model} ({wg.n_workers} workers) written to {args.out}")
     else:

@@ -21,6 +21,7 @@ from asrpt_opt.cli._common import (
     say,
     table,
     whole,
+    write_figure,
 )
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
@@ -129,9 +130,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from asrpt_opt.cli._common import use_agg
 
         use_agg()
-        from asrpt_opt.analysis.plots import plot_gantt
+        from asrpt_opt.analysis.gantt import plot_gantt
 
-        plot_gantt(inst, res.schedule, args.gantt, title=f"{inst.name}: {res.policy}")
+        fig = plot_gantt(inst, res.schedule, title=f"{inst.name}: {res.policy}")
+        write_figure(fig, args.gantt)
     if args.json:
         emit_json({**res.to_json(), "lower_bound_s": lb, "seed": args.seed})
         return 0
@@ -173,12 +175,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         progress=Progress(inst.name, not args.json),
     )
     use_agg()
-    from asrpt_opt.analysis.plots import plot_comparison, plot_gantt
+    from asrpt_opt.analysis.gantt import plot_gantt
+    from asrpt_opt.analysis.plots import plot_comparison
 
     lb = report.lower_bound_s
-    plot_comparison(report.metrics, out / "comparison.png", lower_bound_s=lb, title=inst.name)
-    plot_gantt(
-        inst, report.schedules["a-srpt"], out / "gantt-a-srpt.png", title=f"{inst.name}: A-SRPT"
+    write_figure(
+        plot_comparison(report.metrics, lower_bound_s=lb, title=inst.name), out / "comparison.png"
+    )
+    write_figure(
+        plot_gantt(inst, report.schedules["a-srpt"], title=f"{inst.name}: A-SRPT"),
+        out / "gantt-a-srpt.png",
     )
     if args.json:
         policies = {
@@ -254,15 +260,9 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         from asrpt_opt.cli._common import use_agg
 
         use_agg()
-        import matplotlib.pyplot as plt
-
-        from asrpt_opt.analysis.plots import save_figure
-
         Path(args.out).mkdir(parents=True, exist_ok=True)
         plot = str(Path(args.out) / "sensitivity.png")
-        fig = plot_sensitivity(report)
-        save_figure(fig, plot)
-        plt.close(fig)
+        write_figure(plot_sensitivity(report), plot)
     if args.json:
         emit_json({**report.to_json(), "plot": plot})
         return 0

@@ -1,0 +1,112 @@
+"""Every figure the CLI writes is a function drawing into ``ax=`` and returning the Figure;
+files of every type the extension names (PNG, SVG, PDF) are written by ``save_figure``."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")  # tests draw without a display; the library never selects a backend
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from asrpt_opt.analysis.gantt import GANTT_DETAIL_MAX_JOBS, job_classes, plot_gantt
+from asrpt_opt.analysis.plots import (
+    HIGHLIGHT,
+    plot_calibration,
+    plot_comparison,
+    plot_ratio_cdf,
+    plot_ratio_vs_load,
+    plot_worker_graph,
+    policy_colours,
+    save_figure,
+)
+from asrpt_opt.analysis.replay import plot_jct_cdf, plot_timeline, replay
+from asrpt_opt.analysis.sensitivity import plot_sensitivity, sensitivity
+from asrpt_opt.model import load_instance
+from asrpt_opt.model.dnn import load_model
+from asrpt_opt.model.job import Parallelism
+from asrpt_opt.model.workers import worker_graph
+from asrpt_opt.prediction import make_predictor
+from asrpt_opt.prediction.evaluate import rolling_origin
+from asrpt_opt.sim import simulate
+from asrpt_opt.traces.synthetic import recurring_jobs
+from tests.conftest import TINY
+
+PAYLOADS = [
+    {"load": 0.5, "policies": {"a-srpt": {"ratio_hi": 1.1}, "fifo": {"ratio_hi": 1.3}}},
+    {"load": 0.8, "policies": {"a-srpt": {"ratio_hi": 1.0}, "fifo": {"ratio_hi": 1.2}}},
+]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_instance(TINY)
+
+
+def _figures(tiny):
+    """(name, draw(ax) -> Figure, axes it needs) for every figure function."""
+    result = simulate(tiny, "a-srpt")
+    report = replay(tiny, ["a-srpt", "fifo"])
+    sens = sensitivity(tiny, ["a-srpt", "fifo"], [1.0, 2.0], seed=0)
+    wg = worker_graph(load_model("resnet50"), Parallelism(dp=2, pp=2, tp=1))
+    jobs = recurring_jobs(300, seed=0).jobs
+    scores = rolling_origin(jobs, {"last": make_predictor("last")}, windows=3)
+    metrics = {"a-srpt": result.metrics, "fifo": simulate(tiny, "fifo").metrics}
+    return [
+        ("comparison", lambda ax: plot_comparison(metrics, lower_bound_s=10.0, ax=ax), 3),
+        ("gantt", lambda ax: plot_gantt(tiny, result.schedule, ax=ax), 1),
+        ("gantt-summary", lambda ax: plot_gantt(tiny, result.schedule, summary=True, ax=ax), 1),
+        ("worker-graph", lambda ax: plot_worker_graph(wg, assignment=[0, 0, 1, 1], ax=ax), 1),
+        ("calibration", lambda ax: plot_calibration(scores, ax=ax), 1),
+        ("ratio-cdf", lambda ax: plot_ratio_cdf(PAYLOADS, ["a-srpt", "fifo"], ax=ax), 1),
+        ("ratio-vs-load", lambda ax: plot_ratio_vs_load(PAYLOADS, ["a-srpt", "fifo"], ax=ax), 1),
+        ("jct-cdf", lambda ax: plot_jct_cdf(report, ax=ax), 1),
+        ("timeline", lambda ax: plot_timeline(report, ax=ax), 2),
+        ("sensitivity", lambda ax: plot_sensitivity(sens, ax=ax), 1),
+    ]
+
+
+def test_every_figure_draws_into_the_given_axes_and_saves_svg_and_pdf(tiny, tmp_path):
+    for name, draw, count in _figures(tiny):
+        fig, axes = plt.subplots(1, count, squeeze=False)
+        target = axes[0][0] if count == 1 else list(axes[0])
+        assert draw(target) is fig, name
+        for ext, magic in (("svg", b"<?xml"), ("pdf", b"%PDF")):
+            path = tmp_path / f"{name}.{ext}"
+            save_figure(fig, path)
+            assert path.read_bytes().startswith(magic), (name, ext)
+        plt.close(fig)
+        # Without ax= a new figure is made.
+        fig = draw(None)
+        assert fig.axes, name
+        plt.close(fig)
+
+
+def test_a_srpt_is_highlighted_and_colours_differ():
+    colours = policy_colours(["fifo", "a-srpt", "sjf", "srtf"])
+    assert colours[1] == HIGHLIGHT
+    assert len({str(c) for c in colours}) == 4
+    assert HIGHLIGHT not in colours[:1] + colours[2:]
+
+
+def test_job_classes_group_the_rarest_into_other(tiny):
+    names, of_job = job_classes(tiny, most=2)
+    assert len(names) == 2
+    assert names[-1] == "other"
+    assert len(of_job) == tiny.n_jobs
+    assert max(of_job) <= 1
+
+
+def test_gantt_switches_to_the_summary_for_many_jobs():
+    from asrpt_opt.traces.gavel import gavel_instance
+
+    inst = gavel_instance(n_jobs=GANTT_DETAIL_MAX_JOBS + 1, servers=(8,) * 8)
+    fig = plot_gantt(inst, simulate(inst, "fifo").schedule)
+    assert "utilisation" in fig.axes[0].get_title()
+    image = fig.axes[0].get_images()[0].get_array()
+    assert image.shape[0] == 8
+    assert float(np.min(image)) >= 0.0
+    assert float(np.max(image)) <= 1.0 + 1e-9
+    plt.close(fig)
