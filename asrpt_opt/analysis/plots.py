@@ -50,8 +50,19 @@ def save_figure(fig: Any, path: str | PathLike[str], *, dpi: int = 120) -> None:
 
 
 def figure_for(ax: Any, size: tuple[float, float]) -> tuple[Figure, Any]:
-    """``(figure, axes)`` for a plot function's ``ax=``: the axes given and their figure, or
-    a new figure of ``size`` inches with one axes."""
+    """``(figure, axes)`` for a plot function's ``ax=``.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes or None
+    size : (float, float)
+        Inches of a new figure.
+
+    Returns
+    -------
+    (Figure, Axes)
+        The axes given and their figure, or a new figure with one axes.
+    """
     if ax is None:
         fig, ax = plt.subplots(figsize=size)
         return fig, ax
@@ -59,7 +70,18 @@ def figure_for(ax: Any, size: tuple[float, float]) -> tuple[Figure, Any]:
 
 
 def _figure_axes(axes: Any, count: int, size: tuple[float, float]) -> tuple[Figure, list[Any]]:
-    """``(figure, list of count axes)``: the given axes, or a new row of ``count``."""
+    """``(figure, list of count axes)``: the given axes, or a new row of ``count``.
+
+    Parameters
+    ----------
+    axes : sequence of Axes or None
+    count : int
+    size : (float, float)
+
+    Returns
+    -------
+    (Figure, list of Axes)
+    """
     if axes is None:
         fig, made = plt.subplots(1, count, figsize=size, squeeze=False)
         return fig, list(made[0])
@@ -74,7 +96,17 @@ HIGHLIGHT = "tab:red"
 
 
 def policy_colours(names: Sequence[str]) -> list[Any]:
-    """One colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from ``tab10``."""
+    """One colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from ``tab10``.
+
+    Parameters
+    ----------
+    names : sequence of str
+
+    Returns
+    -------
+    list
+        A matplotlib colour per name.
+    """
     from matplotlib.colors import to_hex
 
     # tab10 without its red, which is A-SRPT's alone.
@@ -118,7 +150,7 @@ def plot_comparison(
     names = list(metrics)
     runs = {n: [m] if isinstance(m, Metrics) else list(m) for n, m in metrics.items()}
     panels = 3 if lower_bound_s else 2
-    fig, axes = _figure_axes(ax, panels, (3.4 * panels, 3.2))
+    fig, axes = _figure_axes(ax, panels, (2.4 * panels, 2.9))
     x = np.arange(len(names))
     colours = policy_colours(names)
     hours = 3600.0
@@ -131,7 +163,8 @@ def plot_comparison(
             hi = np.array([np.max(v) for v in values]) - mean
             err = np.vstack([lo, hi])
         target.bar(x, mean, color=colours, yerr=err, capsize=3 if err is not None else 0)
-        target.set_ylabel(label)
+        target.set_ylabel(label, fontsize=8)
+        target.tick_params(axis="y", labelsize=7)
         top = float(np.max(mean if err is None else mean + err[1]))
         low = float(np.min(mean if err is None else mean - err[0]))
         # Differences between policies are what matter: the axis starts near the smallest bar.
@@ -155,7 +188,7 @@ def plot_comparison(
         bars(axes[2], ratios, "sum of weighted completion times\n/ lower bound")
         axes[2].axhline(1.0, color="black", lw=0.8)
     for a in axes:
-        a.set_xticks(x, names, rotation=35, ha="right", fontsize=8)
+        a.set_xticks(x, names, rotation=50, ha="right", rotation_mode="anchor", fontsize=7)
         a.grid(axis="y", alpha=0.3)
     if title:
         fig.suptitle(title, fontsize=10)
@@ -317,8 +350,7 @@ def plot_ratio_cdf(
     for name, colour, marker in zip(policies, policy_colours(policies), _MARKERS, strict=False):
         r = np.sort([p["policies"][name]["ratio_hi"] for p in payloads])
         y = np.arange(1, r.size + 1) / r.size
-        ax.step(r, y, where="post", label=name, color=colour)
-        ax.plot(r, y, ls="", marker=marker, ms=3, color=colour)
+        ax.step(r, y, where="post", label=name, color=colour, marker=marker, ms=3)
     ax.set_xlabel("ALG / OPT")
     ax.set_ylabel("fraction of instances")
     ax.set_title(title, fontsize=9)

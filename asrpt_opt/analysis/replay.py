@@ -26,7 +26,11 @@ from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.metrics import Metrics
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
+
+    from asrpt_opt.sim.engine import SimulationResult
+    from asrpt_opt.sim.tables import Table
 
 __all__ = ["ReplayReport", "plot_jct_cdf", "plot_replay", "plot_timeline", "replay", "timeline"]
 
@@ -43,6 +47,8 @@ class ReplayReport:
     wall_s : dict of policy -> float
     lower_bound_s : float
     provenance : dict
+    results : dict of policy -> SimulationResult
+        Each policy's full result (for per-job tables).
     """
 
     instance: Instance
@@ -51,6 +57,20 @@ class ReplayReport:
     wall_s: dict[str, float]
     lower_bound_s: float
     provenance: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, SimulationResult] = field(default_factory=dict, repr=False)
+
+    def per_job(self) -> Table:
+        """One row per job and policy, the policies one after the other (the columns of
+        :data:`asrpt_opt.sim.tables.PER_JOB_COLUMNS`)."""
+        from asrpt_opt.sim.tables import concat
+
+        return concat([r.per_job() for r in self.results.values()])
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`per_job` as a pandas DataFrame (``pip install "asrpt-opt[tables]"``)."""
+        from asrpt_opt.sim.tables import to_frame
+
+        return to_frame(self.per_job())
 
     def to_json(self) -> dict[str, Any]:
         """Results and provenance as a JSON-ready dict (schedules left out)."""
@@ -116,6 +136,7 @@ def replay(
     metrics: dict[str, Metrics] = {}
     schedules: dict[str, Schedule] = {}
     walls: dict[str, float] = {}
+    results: dict[str, SimulationResult] = {}
     params = seed_params(predictor, seed)
     for k, name in enumerate(policies):
         pred = make_predictor(predictor, **params)
@@ -134,6 +155,7 @@ def replay(
         walls[name] = time.perf_counter() - t0
         metrics[name] = result.metrics
         schedules[name] = result.schedule
+        results[name] = result
         if progress:
             progress(k + 1, len(policies))
     text = dumps_instance(instance)
@@ -159,6 +181,7 @@ def replay(
         wall_s=walls,
         lower_bound_s=lower_bounds(instance, speed=speed).lower_bound_s,
         provenance=provenance,
+        results=results,
     )
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.instance import Instance
@@ -29,13 +31,17 @@ class SensitivityPoint:
     mu : float
         Predictions lie within a factor ``mu`` of the truth.
     mean_jct_s : float
+        Averaged over the seeds.
     ratio_to_lower_bound : float
-        sum w_j C_j over the instance's lower bound.
+        sum w_j C_j over the instance's lower bound, averaged over the seeds.
+    mean_jct_per_seed_s : tuple of float
+        The mean JCT of each seed (one value with one seed).
     """
 
     mu: float
     mean_jct_s: float
     ratio_to_lower_bound: float
+    mean_jct_per_seed_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +76,7 @@ class SensitivityReport:
                         "mu": p.mu,
                         "mean_jct_s": p.mean_jct_s,
                         "ratio_to_lower_bound": p.ratio_to_lower_bound,
+                        "mean_jct_per_seed_s": list(p.mean_jct_per_seed_s),
                     }
                     for p in rows
                 ]
@@ -79,7 +86,13 @@ class SensitivityReport:
 
 
 def sensitivity(
-    instance: Instance, policies: Sequence[str], mus: Sequence[float], *, seed: int = 0
+    instance: Instance,
+    policies: Sequence[str],
+    mus: Sequence[float],
+    *,
+    seed: int = 0,
+    seeds: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SensitivityReport:
     """Simulate every policy with noisy-oracle predictions at every distortion ``mu``.
 
@@ -91,7 +104,12 @@ def sensitivity(
     mus : sequence of float
         Distortions, each >= 1 (1 is the oracle).
     seed : int
-        Seed of the predictions' noise and of the policies.
+        First seed of the predictions' noise and of the policies.
+    seeds : int
+        Number of seeds (``seed``, ``seed + 1``, ...); values are averaged over them and
+        :func:`plot_sensitivity` draws their range as a band.
+    progress : callable, optional
+        ``progress(done, total)`` after each simulation.
 
     Returns
     -------
@@ -100,18 +118,30 @@ def sensitivity(
     mus = tuple(float(m) for m in mus)
     if not mus or min(mus) < 1:
         raise UsageError(f"distortions must be numbers >= 1, got {list(mus)}")
+    if seeds < 1:
+        raise UsageError(f"seeds must be >= 1, got {seeds}")
     lb = lower_bounds(instance, speed=default_speed(instance)).lower_bound_s
     points: dict[str, tuple[SensitivityPoint, ...]] = {}
+    total = len(policies) * len(mus) * seeds
+    done = 0
     for name in policies:
         rows = []
         for mu in mus:
-            pred = NoisyOraclePredictor(mu=mu, seed=seed).fit([])
-            m = simulate(instance, name, predictor=pred, seed=seed).metrics
+            jct, ratio = [], []
+            for s in range(seed, seed + seeds):
+                pred = NoisyOraclePredictor(mu=mu, seed=s).fit([])
+                m = simulate(instance, name, predictor=pred, seed=s).metrics
+                jct.append(m.mean_jct_s)
+                ratio.append(m.total_weighted_completion_s / lb)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
             rows.append(
                 SensitivityPoint(
                     mu=mu,
-                    mean_jct_s=m.mean_jct_s,
-                    ratio_to_lower_bound=m.total_weighted_completion_s / lb,
+                    mean_jct_s=float(np.mean(jct)),
+                    ratio_to_lower_bound=float(np.mean(ratio)),
+                    mean_jct_per_seed_s=tuple(jct),
                 )
             )
         points[name] = tuple(rows)
@@ -136,15 +166,31 @@ def plot_sensitivity(report: SensitivityReport, *, ax: Axes | None = None) -> Fi
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
 
+    from asrpt_opt.analysis.plots import policy_colours
+
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    for name, rows in report.points.items():
-        ax.plot([p.mu for p in rows], [p.mean_jct_s / 3600 for p in rows], marker="o", label=name)
+        _, ax = plt.subplots(figsize=(4.5, 3.2))
+    names = list(report.points)
+    n_seeds = 1
+    for name, colour in zip(names, policy_colours(names), strict=True):
+        rows = report.points[name]
+        x = [p.mu for p in rows]
+        ax.plot(x, [p.mean_jct_s / 3600 for p in rows], marker="o", ms=3, label=name, color=colour)
+        per_seed = [p.mean_jct_per_seed_s for p in rows]
+        if all(len(v) > 1 for v in per_seed):
+            n_seeds = len(per_seed[0])
+            lo = [min(v) / 3600 for v in per_seed]
+            hi = [max(v) / 3600 for v in per_seed]
+            ax.fill_between(x, lo, hi, color=colour, alpha=0.15, lw=0)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("prediction distortion mu (predictions within a factor mu)")
+    ax.set_xticks(report.mus, [f"{m:g}" for m in report.mus])
+    ax.minorticks_off()
+    ax.set_xlabel("prediction distortion mu (within a factor mu)")
     ax.set_ylabel("mean JCT (h)")
+    band = f"; bands: range over {n_seeds} seeds" if n_seeds > 1 else ""
+    ax.set_title(f"{report.instance}{band}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig = ax.get_figure(root=True)
     assert isinstance(fig, Figure)
     fig.tight_layout()

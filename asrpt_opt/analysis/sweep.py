@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,8 +33,14 @@ from asrpt_opt.relaxation.srpt import srpt
 from asrpt_opt.sim.engine import simulate
 from asrpt_opt.speed.base import PooledSpeed
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from asrpt_opt.sim.tables import Table
+
 __all__ = [
     "EXECUTORS",
+    "STORE_COLUMNS",
     "STORE_SCHEMA",
     "RatioConfig",
     "ResultStore",
@@ -299,9 +305,59 @@ class ResultStore:
                 out.append(json.loads(row[0]))
         return out
 
+    def table(self) -> Table:
+        """One row per (instance, policy) of every sweep in the store, typed columns
+        (:data:`STORE_COLUMNS`), ordered by family, n, seed and policy.
+
+        ``ratio_lo``/``ratio_hi`` is the interval ALG/UB .. ALG/LB, equal when ``exact``
+        (the optimum ``opt_s`` was proven); ``lower_bound_s`` and ``upper_bound_s`` are the
+        offline solve's proven bound and best verified value.
+
+        Returns
+        -------
+        Table
+        """
+        from asrpt_opt.sim.tables import Table
+
+        rows = self.db.execute(
+            "SELECT r.family, r.n, r.seed, p.policy, p.value_s, p.ratio_lo, p.ratio_hi,"
+            " p.proven, CASE WHEN r.offline_status = 'optimal' THEN r.offline_value_s END,"
+            " r.offline_bound_s, r.offline_value_s, r.offline_status, r.offline_wall_s,"
+            " r.load, r.key FROM results r JOIN policy_results p ON p.key = r.key"
+            " ORDER BY r.family, r.n, r.seed, p.policy"
+        ).fetchall()
+        typed = [(*row[:7], bool(row[7]), *row[8:]) for row in rows]
+        return Table(columns=STORE_COLUMNS, rows=tuple(typed))
+
+    def to_frame(self) -> pd.DataFrame:
+        """:meth:`table` as a pandas DataFrame (``pip install "asrpt-opt[tables]"``)."""
+        from asrpt_opt.sim.tables import to_frame
+
+        return to_frame(self.table())
+
     def close(self) -> None:
         """Close the database."""
         self.db.close()
+
+
+#: Columns of :meth:`ResultStore.table` and ``asrpt-opt export``.
+STORE_COLUMNS = (
+    "family",
+    "n",
+    "seed",
+    "policy",
+    "value_s",
+    "ratio_lo",
+    "ratio_hi",
+    "exact",
+    "opt_s",
+    "lower_bound_s",
+    "upper_bound_s",
+    "offline_status",
+    "offline_wall_s",
+    "load",
+    "key",
+)
 
 
 def _results(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,7 @@ def worst_case(
     time_limit_s: float = 5.0,
     preemptive: bool = True,
     seed: int | np.random.Generator | None = 0,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> WorstCase:
     """Hill-climb over small instances to maximise ``policy``'s ratio to the proven optimum.
 
@@ -65,6 +67,8 @@ def worst_case(
     preemptive : bool
         Offline model.
     seed : int, Generator or None
+    progress : callable, optional
+        ``progress(elapsed_s, budget_s, status)`` after each evaluation (whole seconds).
 
     Returns
     -------
@@ -127,6 +131,11 @@ def worst_case(
                     policy_value_s=cur[1],
                     optimum_s=cur[2],
                     evaluations=evaluations,
+                )
+            if progress is not None:
+                elapsed = min(int(time.perf_counter() - start), int(budget_s))
+                progress(
+                    elapsed, int(budget_s), f"best ratio {best.ratio:.4f}, {evaluations} eval"
                 )
         if best is None or cur[0] > best.ratio:
             best = WorstCase(

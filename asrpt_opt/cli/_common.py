@@ -1,56 +1,18 @@
-"""What every command of the CLI shares: output, tables, argument types and deprecations."""
+"""What every command of the CLI shares: argument types, output paths and deprecations."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from asrpt_opt.cli._output import (
+    say,
+)
 from asrpt_opt.errors import UsageError
-
-
-def emit_json(obj: Any) -> None:
-    """Print ``obj`` as one line of JSON on stdout."""
-    sys.stdout.write(json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
-
-
-def say(text: str) -> None:
-    """Print a progress or status line on stderr (stdout stays for results)."""
-    print(text, file=sys.stderr)
-
-
-def fmt(value: Any) -> str:
-    """A table cell: floats with a precision that suits their size."""
-    if isinstance(value, float):
-        if value != 0 and abs(value) < 1e-3:
-            return f"{value:.4g}"
-        if abs(value) >= 1e5:
-            return f"{value:,.0f}"
-        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.1f}"
-    return str(value)
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table: first column left-aligned, the others right-aligned."""
-    cells = [[str(h) for h in header]] + [[fmt(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for k, row in enumerate(cells):
-        lines.append(
-            "  ".join(
-                c.rjust(w) if k and i else c.ljust(w)
-                for i, (c, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def name_list(text: str, known: Any, what: str) -> tuple[str, ...]:
@@ -95,6 +57,23 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _DefaultsFormatter)
         super().__init__(*args, **kwargs)
+        # -v and -q work before and after the command; a command's own leaves the top
+        # level's value alone when not given.
+        top = not str(self.prog).count(" ")
+        self.add_argument(
+            "-v",
+            "--verbose",
+            action="count",
+            default=0 if top else argparse.SUPPRESS,
+            help="more logging; -v also streams solver progress (incumbent, bound, gap)",
+        )
+        self.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            default=False if top else argparse.SUPPRESS,
+            help="no progress bars, status lines or notices (errors still show)",
+        )
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` on one line and exit with status 2."""
@@ -242,6 +221,19 @@ def output_file(path: str | None, *, option: str, notice: bool = True) -> None:
         say(f"asrpt-opt: note: {option} {path} exists and will be replaced")
 
 
+def per_job_path(path: str | None, *, option: str = "--per-job") -> None:
+    """Check a table's output path (.csv or .parquet, writable) before any work."""
+    if path is None:
+        return
+    from asrpt_opt.sim.tables import table_format
+
+    try:
+        table_format(path)
+    except UsageError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    output_file(path, option=option)
+
+
 def output_dir(path: str | None, *, option: str) -> None:
     """Check, before any work, that files can be written into the folder ``path`` (created
     when missing; files already in it are replaced)."""
@@ -299,26 +291,3 @@ class DeprecatedFlag(argparse.Action):
             f"the next release; use {self.new}"
         )
         setattr(namespace, self.dest, values)
-
-
-class Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
-
-    def __init__(self, label: str, enabled: bool) -> None:
-        self.label = label
-        self.enabled = enabled and sys.stderr.isatty()
-        self.start = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        width = 30
-        filled = int(width * done / total) if total else width
-        elapsed = time.perf_counter() - self.start
-        sys.stderr.write(
-            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-            f"{done}/{total} {elapsed:.0f}s"
-        )
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()

@@ -6,15 +6,20 @@ import argparse
 from typing import Any
 
 from asrpt_opt.cli._common import (
-    emit_json,
     finite,
     name_list,
     output_dir,
     output_file,
     parse_servers,
-    table,
     whole,
     write_figure,
+)
+from asrpt_opt.cli._output import (
+    Progress,
+    Ticker,
+    add_format_option,
+    emit_json,
+    emit_table,
 )
 from asrpt_opt.errors import UsageError
 from asrpt_opt.prediction import PREDICTORS
@@ -35,7 +40,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
     inst = load_jobs(args.source)
     names = name_list(args.predictors, PREDICTORS, "predictor")
     predictors = {n: make_predictor(n, **seed_params(n, args.seed)) for n in names}
-    scores = rolling_origin(inst.jobs, predictors, windows=args.windows)
+    scores = rolling_origin(
+        inst.jobs,
+        predictors,
+        windows=args.windows,
+        progress=Progress(f"{inst.name} predictors", not args.json),
+    )
     plot = None
     if args.out:
         from asrpt_opt.cli._common import use_agg
@@ -59,7 +69,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         return 0
     print(f"{inst.name}: {inst.n_jobs} jobs, rolling origin over {args.windows} windows")
     rows = [(s.name, s.mae, s.mdape, s.r2_log) for s in scores]
-    print(table(("predictor", "MAE", "median APE", "R2 (log)"), rows))
+    emit_table(("predictor", "MAE", "median APE", "R2 (log)"), rows)
     if plot:
         print(f"calibration plot written to {plot}")
     return 0
@@ -78,19 +88,21 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(f"invalid --map-models {args.map_models!r}: use NAME=MODEL,...")
         mapping = {a: b for a, b in pairs}
     errors: list[str] | None = None if args.strict else []
-    inst = import_trace(
-        args.format,
-        args.source,
-        servers=args.cluster,
-        n_jobs=args.n_jobs,
-        errors=errors,
-        seed=args.seed,
-        gpu_kind=args.gpu_kind,
-        model_map=mapping,
-        intra_gbps=args.intra_gbps,
-        inter_gbps=args.inter_gbps,
-    )
-    dump_instance(inst, args.output)
+    ticker = Ticker(lambda t: f"import: reading {args.source}, {t:.0f} s", not args.json)
+    with ticker:
+        inst = import_trace(
+            args.format,
+            args.source,
+            servers=args.cluster,
+            n_jobs=args.n_jobs,
+            errors=errors,
+            seed=args.seed,
+            gpu_kind=args.gpu_kind,
+            model_map=mapping,
+            intra_gbps=args.intra_gbps,
+            inter_gbps=args.inter_gbps,
+        )
+        dump_instance(inst, args.output)
     bad = errors or []
     if args.json:
         emit_json(
@@ -136,7 +148,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--windows", type=whole(2), default=10)
     p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", metavar="DIR", help="write calibration.png here")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_predict)
 
     p = sub.add_parser("import", help="convert a trace into an instance file")

@@ -19,8 +19,16 @@ from collections.abc import Sequence
 
 from asrpt_opt import __version__
 from asrpt_opt.cli import data, offline, placement, simulate
-from asrpt_opt.cli._common import Parser
+from asrpt_opt.cli._common import (
+    Parser,
+)
+from asrpt_opt.cli._output import (
+    reset_table_style,
+    set_quiet,
+    set_table_style,
+)
 from asrpt_opt.errors import AsrptError
+from asrpt_opt.notices import NOTICE
 
 __all__ = ["EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 
@@ -47,13 +55,22 @@ def build_parser() -> argparse.ArgumentParser:
         "bounds and a fast simulator.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
     for group in (simulate, offline, placement, data):
         group.add_parsers(sub)
     return parser
+
+
+class _Formatter(logging.Formatter):
+    """Notices and progress read as the command's own lines; warnings and debug output
+    name their level and module."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.levelno in (NOTICE, logging.INFO):
+            return f"asrpt-opt: {record.getMessage()}"
+        return f"{record.levelname} {record.name}: {record.getMessage()}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,10 +92,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    if getattr(args, "format", None) == "json":
+        args.json = True
+    set_table_style(getattr(args, "format", "table"))
+    set_quiet(args.quiet)
+    level = logging.ERROR if args.quiet else NOTICE - 5 * min(args.verbose, 1)
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Formatter())
+    logging.basicConfig(level=level if args.verbose < 2 else logging.DEBUG, handlers=[handler])
     try:
         status: int = args.func(args)
     except AsrptError as exc:
@@ -93,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print(_REPORT, file=sys.stderr)
         return EXIT_BUG
+    finally:
+        reset_table_style()
     return status
 
 

@@ -12,18 +12,24 @@ from asrpt_opt.analysis.families import FAMILIES
 from asrpt_opt.analysis.sweep import EXECUTORS
 from asrpt_opt.cli._common import (
     DeprecatedFlag,
-    Progress,
-    emit_json,
     finite,
     name_list,
     output_dir,
     output_file,
+    per_job_path,
     registry_name,
-    say,
-    table,
     whole,
     write_figure,
 )
+from asrpt_opt.cli._output import (
+    Progress,
+    Ticker,
+    add_format_option,
+    emit_json,
+    emit_table,
+    say,
+)
+from asrpt_opt.datasets import resolve_instance, resolve_preset
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
 from asrpt_opt.policies import POLICIES
@@ -42,18 +48,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     output_file(args.plot, option="--plot")
     output_dir(args.record, option="--record")
-    inst = load_instance(args.instance)
-    params = load_preset(args.preset) if args.preset else SolverParams()
+    inst = load_instance(resolve_instance(args.instance))
+    params = load_preset(resolve_preset(args.preset)) if args.preset else SolverParams()
     if args.time_limit is not None:
         params = replace(params, time_limit_s=args.time_limit)
         SolverParams.__post_init__(params)
-    res = solve(
-        inst,
-        preemptive=args.preemptive,
-        cluster_model=args.cluster_model,
-        solver=args.solver,
-        params=params,
-    )
+    limit = params.time_limit_s
+    with Ticker(lambda t: f"solve: {t:.0f} s of at most {limit:g} s", not args.json):
+        res = solve(
+            inst,
+            preemptive=args.preemptive,
+            cluster_model=args.cluster_model,
+            solver=args.solver,
+            params=params,
+        )
     if args.record:
         kind = "pmtn" if res.preemptive else "nonpmtn"
         path = Path(args.record) / f"{inst.name}.{res.cluster_model}.{kind}.json"
@@ -86,7 +94,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ("solver", res.solver),
         ("wall (s)", res.wall_s),
     ]
-    print(table(("field", "value"), rows))
+    emit_table(("field", "value"), rows, per_column=False)
     if res.message:
         print(res.message)
     if args.plot and res.schedule is not None:
@@ -180,7 +188,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
                 "nan, nan" if s.fit is None else f"{s.fit.a:.3f}, {s.fit.b:.3f}",
             )
         )
-    print(table(("policy", "proven", "mean", "p95", "max", "max ALG/LB", "(a, b)"), rows))
+    emit_table(("policy", "proven", "mean", "p95", "max", "max ALG/LB", "(a, b)"), rows)
     for name, s in summary.items():
         for lo, hi in s.unproven_intervals:
             print(f"  {name}: unproven instance, ratio in [{lo:.4f}, {hi:.4f}]")
@@ -209,6 +217,7 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         budget_s=budget_s,
         time_limit_s=args.time_limit,
         seed=args.seed,
+        progress=Progress(f"worst-case {args.policy} n={args.n} (s)", not args.json),
     )
     dump_instance(found.instance, args.out)
     out = {
@@ -227,6 +236,27 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         f"({found.policy_value_s:g} vs proven optimum {found.optimum_s:g}) after "
         f"{found.evaluations} evaluations; instance written to {args.out}"
     )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a ratio store's rows as a table (CSV or Parquet)."""
+    from asrpt_opt.analysis.sweep import ResultStore
+    from asrpt_opt.sim.tables import write_table
+
+    if not Path(args.store).is_file():
+        raise UsageError(f"{args.store}: no such result store")
+    per_job_path(args.output, option="-o")
+    store = ResultStore(args.store)
+    try:
+        rows = store.table()
+    finally:
+        store.close()
+    write_table(rows, args.output)
+    if args.json:
+        emit_json({"store": args.store, "output": args.output, "rows": len(rows)})
+        return 0
+    print(f"{args.store}: {len(rows)} rows (instance x policy) written to {args.output}")
     return 0
 
 
@@ -281,14 +311,18 @@ def add_parsers(sub: Any) -> None:
         help="seconds for the whole solve, model building included (overrides the preset; "
         "default 10)",
     )
-    p.add_argument("--preset", metavar="TOML", help="solver preset, e.g. solvers/default.toml")
+    p.add_argument(
+        "--preset",
+        metavar="TOML",
+        help="solver preset: a TOML file or a bundled name (default = solvers/default.toml)",
+    )
     p.add_argument("--plot", metavar="PNG", help="draw the schedule as a Gantt chart")
     p.add_argument(
         "--record",
         metavar="DIR",
         help="also write the result with its provenance into DIR (instances/optima)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("ratio", help="competitive ratios against offline optima (sweep)")
@@ -342,7 +376,7 @@ def add_parsers(sub: Any) -> None:
         help="compare with the non-preemptive optimum instead",
     )
     p.add_argument("--out", metavar="DIR", help="write ratio-cdf.png and ratio-vs-load.png here")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_ratio)
 
     p = sub.add_parser("worst-case", help="search for an instance with a bad ratio")
@@ -367,3 +401,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--out", default="worst-case.json", help="instance file to write")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_worst_case)
+
+    p = sub.add_parser("export", help="a ratio store's rows as a CSV or Parquet table")
+    p.add_argument("store", help="the SQLite file of `asrpt-opt ratio --store`")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="PATH", help="table to write: .csv or .parquet"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_export)

@@ -6,16 +6,20 @@ import argparse
 from typing import Any
 
 from asrpt_opt.cli._common import (
-    emit_json,
     finite,
     name_list,
     output_file,
     parse_counts,
     registry_name,
-    table,
     whole,
     write_figure,
 )
+from asrpt_opt.cli._output import (
+    add_format_option,
+    emit_json,
+    emit_table,
+)
+from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
@@ -27,7 +31,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     """Compare placement methods on every DNN job of an instance."""
     from asrpt_opt.placement.compare import compare_methods
 
-    inst = load_instance(args.instance)
+    inst = load_instance(resolve_instance(args.instance))
     free = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
     jobs = compare_methods(
         inst,
@@ -61,7 +65,7 @@ def cmd_place(args: argparse.Namespace) -> int:
             for r in job.results
         ]
         print(f"job {job.id} ({job.gpus} GPUs), free GPUs {free}")
-        print(table(header, rows))
+        emit_table(header, rows)
     return 0
 
 
@@ -125,7 +129,7 @@ def add_parsers(sub: Any) -> None:
         "--time-limit", type=finite(0, strict=True), default=10.0, metavar="S", help="for ilp"
     )
     p.add_argument("--seed", type=whole(0), default=0)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_place)
 
     p = sub.add_parser("graph", help="draw a job's worker graph and a placement to PNG")

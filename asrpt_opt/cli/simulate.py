@@ -8,21 +8,26 @@ from pathlib import Path
 from typing import Any
 
 from asrpt_opt.cli._common import (
-    Progress,
-    emit_json,
     finite,
-    fmt,
     name_list,
     output_dir,
     output_file,
     parse_servers,
+    per_job_path,
     policy_params,
     registry_name,
-    say,
-    table,
     whole,
     write_figure,
 )
+from asrpt_opt.cli._output import (
+    Progress,
+    add_format_option,
+    emit_json,
+    emit_table,
+    fmt,
+    say,
+)
+from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
 from asrpt_opt.policies import POLICIES, PRIMARY
@@ -67,7 +72,7 @@ def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check an instance file against the contract."""
-    inst = load_instance(args.instance)
+    inst = load_instance(resolve_instance(args.instance))
     n_abstract = sum(j.is_abstract for j in inst.jobs)
     info = {
         "valid": True,
@@ -91,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_relax(args: argparse.Namespace) -> int:
     """Print the single-machine relaxation's lower bounds."""
-    inst = load_instance(args.instance)
+    inst = load_instance(resolve_instance(args.instance))
     lb = lower_bounds(inst, speed=default_speed(inst))
     out = lb.to_json()
     if args.json:
@@ -103,7 +108,7 @@ def cmd_relax(args: argparse.Namespace) -> int:
         ("mean busy time (Goemans), weighted", lb.mean_busy_time_bound_s),
         (f"lower bound on sum w_j C_j [{lb.lower_bound_kind}]", lb.lower_bound_s),
     ]
-    print(table(("bound", "seconds"), rows))
+    emit_table(("bound", "seconds"), rows)
     if lb.weighted:
         print("weights differ: the SRPT value bounds sum C_j only, not sum w_j C_j")
     return 0
@@ -112,7 +117,8 @@ def cmd_relax(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulate one policy on an instance."""
     output_file(args.gantt, option="--gantt")
-    inst = load_instance(args.instance)
+    per_job_path(args.per_job)
+    inst = load_instance(resolve_instance(args.instance))
     params: dict[str, Any] = seed_params(args.predictor, args.seed)
     if args.predictor == "noisy":
         params.update(mu=args.mu, bias=args.bias)
@@ -126,6 +132,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         **policy_params(args.param, [args.policy])[args.policy],
     )
     lb = lower_bounds(inst, speed=default_speed(inst)).lower_bound_s
+    if args.per_job:
+        from asrpt_opt.sim.tables import write_table
+
+        write_table(res.per_job(), args.per_job)
     if args.gantt:
         from asrpt_opt.cli._common import use_agg
 
@@ -139,12 +149,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return 0
     m = res.metrics
     print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")
-    print(table(("metric", "value"), list(m.to_json().items())))
+    emit_table(("metric", "value"), list(m.to_json().items()), per_column=False)
     print(
         f"lower bound on sum w_j C_j: {fmt(lb)}  (ratio {m.total_weighted_completion_s / lb:.4f})"
     )
     if args.gantt:
         print(f"Gantt chart written to {args.gantt}")
+    if args.per_job:
+        print(f"per-job table written to {args.per_job}")
     return 0
 
 
@@ -204,7 +216,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(table(_METRICS_HEADER, _metrics_rows(report.metrics, lb)))
+    emit_table(_METRICS_HEADER, _metrics_rows(report.metrics, lb))
     print(f"\nplots written to {out}/: comparison.png, gantt-a-srpt.png")
     return 0
 
@@ -215,7 +227,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from asrpt_opt.cli._common import use_agg
 
     output_dir(args.out, option="--out")
-    inst = load_instance(args.instance)
+    per_job_path(args.per_job)
+    inst = load_instance(resolve_instance(args.instance))
     policies = name_list(args.policies, POLICIES, "policy")
     report = replay(
         inst,
@@ -229,6 +242,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     use_agg()
     files = plot_replay(report, args.out)
+    if args.per_job:
+        from asrpt_opt.sim.tables import write_table
+
+        write_table(report.per_job(), args.per_job)
+        files.append(args.per_job)
     if args.json:
         emit_json({**report.to_json(), "files": files})
         return 0
@@ -236,7 +254,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.total_gpus} GPUs "
         f"(predictor {args.predictor}, seed {args.seed})"
     )
-    print(table(_METRICS_HEADER, _metrics_rows(report.metrics, report.lower_bound_s)))
+    emit_table(_METRICS_HEADER, _metrics_rows(report.metrics, report.lower_bound_s))
     print(f"\nwritten: {', '.join(files)}")
     return 0
 
@@ -247,14 +265,22 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     from asrpt_opt.errors import UsageError
 
     output_dir(args.out, option="--out")
-    inst = load_instance(args.instance)
+    inst = load_instance(resolve_instance(args.instance))
     try:
         mus = [float(m) for m in args.mu.split(",") if m.strip()]
     except ValueError:
         raise UsageError(f"invalid --mu {args.mu!r}: give numbers >= 1") from None
     if not mus or min(mus) < 1 or not all(math.isfinite(m) for m in mus):
         raise UsageError(f"invalid --mu {args.mu!r}: give finite numbers >= 1")
-    report = sensitivity(inst, name_list(args.policies, POLICIES, "policy"), mus, seed=args.seed)
+    names = name_list(args.policies, POLICIES, "policy")
+    report = sensitivity(
+        inst,
+        names,
+        mus,
+        seed=args.seed,
+        seeds=args.seeds,
+        progress=Progress(f"{inst.name} sensitivity", not args.json),
+    )
     plot = None
     if args.out:
         from asrpt_opt.cli._common import use_agg
@@ -267,13 +293,13 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         emit_json({**report.to_json(), "plot": plot})
         return 0
     header = ("policy", *(f"mu={m:g}" for m in report.mus))
-    print(f"{inst.name}: mean JCT (s) with noisy predictions (seed {args.seed})")
-    print(table(header, [(n, *(p.mean_jct_s for p in r)) for n, r in report.points.items()]))
+    last = args.seed + args.seeds - 1
+    seeds = f"seed {args.seed}" if args.seeds == 1 else f"mean of seeds {args.seed}..{last}"
+    print(f"{inst.name}: mean JCT (s) with noisy predictions ({seeds})")
+    emit_table(header, [(n, *(p.mean_jct_s for p in r)) for n, r in report.points.items()])
     print("\nsum w_j C_j / lower bound")
-    print(
-        table(
-            header, [(n, *(p.ratio_to_lower_bound for p in r)) for n, r in report.points.items()]
-        )
+    emit_table(
+        header, [(n, *(p.ratio_to_lower_bound for p in r)) for n, r in report.points.items()]
     )
     if plot:
         print(f"plot written to {plot}")
@@ -295,7 +321,7 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("relax", help="lower bounds from the single-machine relaxation")
     p.add_argument("instance")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_relax)
 
     p = sub.add_parser("simulate", help="simulate one policy on an instance")
@@ -335,7 +361,12 @@ def add_parsers(sub: Any) -> None:
         "--bias", type=finite(0, strict=True), default=1.0, help="noisy predictor's bias"
     )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--per-job",
+        metavar="PATH",
+        help="write one row per job to this .csv or .parquet file",
+    )
+    add_format_option(p)
     p.add_argument(
         "--param",
         action="append",
@@ -350,12 +381,23 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--policies", default="a-srpt,srpt,sjf,2d-las")
     p.add_argument("--mu", default="1,1.5,2,4,8", help="distortions to try (>= 1)")
     p.add_argument("--seed", type=whole(0), default=0)
+    p.add_argument(
+        "--seeds",
+        type=whole(1),
+        default=1,
+        help="average over this many seeds (--seed, --seed + 1, ...); the plot shows their range",
+    )
     p.add_argument("--out", metavar="DIR", help="write sensitivity.png here")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.set_defaults(func=cmd_sensitivity)
 
     p = sub.add_parser("replay", help="every policy on an instance: table, plots, provenance")
     p.add_argument("instance")
+    p.add_argument(
+        "--per-job",
+        metavar="PATH",
+        help="write one row per job and policy to this .csv or .parquet file",
+    )
     p.add_argument("--policies", default="a-srpt,fifo,srtf,2d-las,sjf")
     p.add_argument(
         "--placement",
@@ -379,7 +421,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--out", default="asrpt-replay", help="folder for plots and results.json")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.add_argument(
         "--param",
         action="append",
@@ -401,7 +443,7 @@ def add_parsers(sub: Any) -> None:
         help="SERVERSxGPUS or a list of GPUs per server (default 8x8)",
     )
     p.add_argument("--seed", type=whole(0), default=0)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_format_option(p)
     p.add_argument(
         "--param",
         action="append",

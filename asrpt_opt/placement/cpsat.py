@@ -30,7 +30,9 @@ from asrpt_opt.model.workers import WorkerGraph
 __all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns", "solve_interruptibly"]
 
 
-def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
+def solve_interruptibly(
+    solver: cp_model.CpSolver, model: cp_model.CpModel, callback: Any = None
+) -> Any:
     """``solver.solve(model)``, stopped by Ctrl-C, which then reaches the caller.
 
     CP-SAT catches SIGINT during a solve and just ends the search early, so an interrupted
@@ -43,6 +45,8 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> A
     ----------
     solver : CpSolver
     model : CpModel
+    callback : CpSolverSolutionCallback, optional
+        Called at each new incumbent.
 
     Returns
     -------
@@ -56,12 +60,12 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> A
     """
     solver.parameters.catch_sigint_signal = False
     if threading.current_thread() is not threading.main_thread():
-        return solver.solve(model)  # signals only reach the main thread anyway
+        return solver.solve(model, callback)  # signals only reach the main thread anyway
     out: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            out["status"] = solver.solve(model)
+            out["status"] = solver.solve(model, callback)
         except BaseException as exc:  # re-raised in the caller's thread
             out["error"] = exc
 

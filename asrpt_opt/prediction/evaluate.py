@@ -10,7 +10,7 @@ have.)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,11 @@ class PredictionScore:
 
 
 def rolling_origin(
-    jobs: Sequence[Job], predictors: Mapping[str, Any], *, windows: int = 10
+    jobs: Sequence[Job],
+    predictors: Mapping[str, Any],
+    *,
+    windows: int = 10,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[PredictionScore]:
     """Score each predictor by rolling-origin evaluation.
 
@@ -75,6 +79,8 @@ def rolling_origin(
         Each is cloned per window (scikit-learn ``clone``).
     windows : int
         >= 2.
+    progress : callable, optional
+        ``progress(done, total)`` after each fit (predictors x windows).
 
     Returns
     -------
@@ -88,7 +94,7 @@ def rolling_origin(
         raise UsageError(f"need at least {windows} jobs, got {len(jobs)}")
     order = sorted(jobs, key=lambda j: j.release_s)
     edges = np.linspace(0, len(order), windows + 1).astype(int)
-    out = []
+    out: list[PredictionScore] = []
     for name, est in predictors.items():
         truth: list[float] = []
         pred: list[float] = []
@@ -97,6 +103,8 @@ def rolling_origin(
             model = clone(est).fit(train)
             pred.extend(np.asarray(model.predict(test), dtype=float).tolist())
             truth.extend(true_work(j) for j in test)
+            if progress is not None:
+                progress(len(out) * (windows - 1) + k, len(predictors) * (windows - 1))
         y, p = np.asarray(truth), np.asarray(pred)
         ly, lp = np.log1p(y), np.log1p(p)
         ss = float(((ly - ly.mean()) ** 2).sum())

@@ -27,8 +27,8 @@ import heapq
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,6 +55,11 @@ from asrpt_opt.sim.view import (
 )
 from asrpt_opt.speed.base import SpeedModel
 from asrpt_opt.speed.default import default_speed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from asrpt_opt.sim.tables import Table
 
 __all__ = ["SimulationResult", "Simulator", "simulate"]
 
@@ -90,6 +95,29 @@ class SimulationResult:
     predicted_work: NDArray[np.float64]
     placement: str = "consolidate"
     segment_costs: tuple[tuple[tuple[float, float], ...] | None, ...] = ()
+    instance: Instance | None = field(default=None, compare=False)
+    speed: SpeedModel | None = field(default=None, compare=False)
+
+    def per_job(self) -> Table:
+        """One row per job (:func:`asrpt_opt.sim.tables.per_job_table`); ``.to_frame()``
+        of the result, or :func:`asrpt_opt.sim.tables.to_frame`, gives a DataFrame."""
+        from asrpt_opt.sim.tables import per_job_table
+
+        if self.instance is None:
+            raise UsageError("per_job() needs the result of simulate(), which keeps its instance")
+        return per_job_table(
+            self.instance,
+            self.schedule,
+            policy=self.policy,
+            predicted_work=self.predicted_work,
+            speed=self.speed,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-job table as a pandas DataFrame (``pip install "asrpt-opt[tables]"``)."""
+        from asrpt_opt.sim.tables import to_frame
+
+        return to_frame(self.per_job())
 
     def __repr__(self) -> str:
         m = self.metrics
@@ -582,6 +610,8 @@ def simulate(
         predicted_work=sim.predicted.copy(),
         placement=sim.placer.name,
         segment_costs=_segment_costs(instance, schedule, speed),
+        instance=instance,
+        speed=speed,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -12,7 +13,7 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
-__all__ = ["Metrics", "compute_metrics"]
+__all__ = ["Metrics", "compute_metrics", "segment_costs"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,19 +130,46 @@ def _placement_costs(
     instance: Instance, schedule: Schedule, speed: SpeedModel
 ) -> tuple[float, float, float]:
     """(sum of GPU-time x best/actual rate, sum of GPU-time, cross-server bytes)."""
-    cross_bytes = getattr(speed, "cross_server_bytes", None)
-    overhead = schedule.restore_overhead_s
     slow: list[float] = []
     weight: list[float] = []
     cross: list[float] = []
-    for job, run in zip(instance.jobs, schedule.runs, strict=True):
+    for _, held, slowed, nbytes in segment_costs(instance, schedule, speed):
+        slow.append(slowed)
+        weight.append(held)
+        if nbytes is not None:
+            cross.append(nbytes)
+    return math.fsum(slow), math.fsum(weight), math.fsum(cross)
+
+
+def segment_costs(
+    instance: Instance, schedule: Schedule, speed: SpeedModel
+) -> Iterator[tuple[int, float, float, float | None]]:
+    """Per segment: ``(job index, GPU-seconds held, GPU-seconds x best rate / rate,
+    cross-server bytes sent or None)``.
+
+    The third entry over the second, summed, is the placement slowdown; bytes are None for
+    abstract jobs and speed models without a worker graph.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+    speed : SpeedModel
+
+    Returns
+    -------
+    iterator of tuple
+        One per segment, jobs in instance order.
+    """
+    cross_bytes = getattr(speed, "cross_server_bytes", None)
+    overhead = schedule.restore_overhead_s
+    for j, (job, run) in enumerate(zip(instance.jobs, schedule.runs, strict=True)):
         best = speed.best_rate(job, instance.cluster)
         for k, seg in enumerate(run.segments):
             held = (seg.end_s - seg.start_s) * job.gpus
             rate = speed.rate(job, seg.allocation)
-            slow.append(held * best / rate)
-            weight.append(held)
+            nbytes = None
             if cross_bytes is not None and not job.is_abstract:
                 busy = max(seg.end_s - seg.start_s - (overhead if k else 0.0), 0.0)
-                cross.append(busy * rate * cross_bytes(job, seg.allocation))
-    return math.fsum(slow), math.fsum(weight), math.fsum(cross)
+                nbytes = busy * rate * cross_bytes(job, seg.allocation)
+            yield j, held, held * best / rate, nbytes

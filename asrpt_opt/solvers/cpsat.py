@@ -17,6 +17,7 @@ References
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import time
 from collections import defaultdict
@@ -30,6 +31,29 @@ from asrpt_opt.solvers._data import Discrete
 from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
 
 __all__ = ["CPSATModel"]
+
+
+logger = logging.getLogger(__name__)
+
+
+class _Incumbents(cp_model.CpSolverSolutionCallback):
+    """Logs each new incumbent with the bound and the gap (``asrpt-opt -v``)."""
+
+    def __init__(self, scale: int) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def on_solution_callback(self) -> None:
+        value = self.objective_value / self.scale
+        bound = self.best_objective_bound / self.scale
+        gap = (value - bound) / abs(value) if value else 0.0
+        logger.info(
+            "cp-sat: incumbent %.6g, bound %.6g, gap %.2f%%, %.1f s",
+            value,
+            bound,
+            100 * gap,
+            self.wall_time,
+        )
 
 
 class CPSATModel:
@@ -218,7 +242,8 @@ class CPSATModel:
         solver.parameters.random_seed = int(seed)
         solver.parameters.relative_gap_limit = float(gap)
         t0 = time.perf_counter()
-        code = solve_interruptibly(solver, self.model)
+        callback = _Incumbents(self.weight_scale) if logger.isEnabledFor(logging.INFO) else None
+        code = solve_interruptibly(solver, self.model, callback)
         wall = time.perf_counter() - t0
         bound = solver.best_objective_bound / self.weight_scale
         statuses = {

@@ -457,6 +457,13 @@ class _Run:
                 seed=params.seed,
             )
         self.used.append(name)
+        logger.info(
+            "%s: %s after %.1f s, bound %.6g",
+            name,
+            out.status.value,
+            out.wall_s,
+            out.bound_units * self.data.unit_s,
+        )
         if math.isfinite(out.bound_units):
             self.bound = max(self.bound, out.bound_units * self.data.unit_s)
         if out.runs is not None:

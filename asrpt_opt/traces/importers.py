@@ -174,7 +174,9 @@ def load_jobs(spec: str) -> Instance:
         return recurring_jobs(count if arg else 5000, seed=0)
     if spec.endswith(".trace"):
         return gavel_instance(n_jobs=10**9, servers=(8,) * 8, trace=spec)
-    return load_instance(spec)
+    from asrpt_opt.datasets import resolve_instance
+
+    return load_instance(resolve_instance(spec))
 
 
 def map_models(
