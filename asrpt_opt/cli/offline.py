@@ -34,7 +34,7 @@ from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
 from asrpt_opt.policies import POLICIES
 from asrpt_opt.solvers.solve import SOLVERS
-from asrpt_opt.speed.default import CLUSTER_MODELS
+from asrpt_opt.speed.default import SOLVE_CLUSTER_MODELS
 
 __all__ = ["add_parsers"]
 
@@ -277,15 +277,17 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--cluster-model",
-        choices=CLUSTER_MODELS,
-        default="pooled",
-        help="how jobs share GPUs: one pool (pooled), one server per job (server-local), or "
-        "spreading at the job's slowdown (spread); default pooled",
+        choices=SOLVE_CLUSTER_MODELS,
+        default="instance",
+        help="how jobs share GPUs: as the instance states (instance: spread where a job has a "
+        "spread slowdown, else pooled), one pool (pooled; a relaxation when slowdowns "
+        "exceed 1), one server per job (server-local), or spreading at the job's slowdown "
+        "(spread); default instance",
     )
     p.add_argument(
         "--placement",
         dest="cluster_model",
-        choices=CLUSTER_MODELS,
+        choices=SOLVE_CLUSTER_MODELS,
         action=DeprecatedFlag,
         new="--cluster-model",
         help=argparse.SUPPRESS,

@@ -122,6 +122,12 @@ class SolveResult:
         Parameters the solve used (time limit, gap, threads, seed, time unit...).
     message : str
         Why the status is what it is, when that needs saying.
+    relation : str
+        What the solved model is to the instance as written: ``exact`` (the instance's own
+        GPU-sharing rule), ``relaxation`` (pooled while jobs spread at a slowdown: its
+        optimum is a lower bound on the instance's) or ``restriction`` (server-local: an
+        upper bound). Preemptive models are also restricted to preempting on a time grid
+        (``model["time"]`` in :meth:`to_json`).
     """
 
     status: SolveStatus
@@ -135,6 +141,26 @@ class SolveResult:
     solver: str
     params: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    relation: str = "exact"
+
+    def model(self) -> dict[str, Any]:
+        """The model solved: ``preemptive``, ``cluster_model``, ``relation`` to the instance
+        as written, and ``time`` (``continuous`` without preemption; with it, preemption on
+        a grid of ``time_unit_s``, so the optimum is over those schedules only).
+
+        Returns
+        -------
+        dict
+        """
+        unit = self.params.get("time_unit_s")
+        return {
+            "preemptive": self.preemptive,
+            "cluster_model": self.cluster_model,
+            "relation": self.relation,
+            "time": f"preemption at multiples of {unit:g} s"
+            if self.preemptive and unit is not None
+            else "continuous",
+        }
 
     def to_json(self) -> dict[str, Any]:
         """The ``solve --json`` object (docs/output-format.md), plus provenance."""
@@ -145,6 +171,7 @@ class SolveResult:
             "backend": self.backend,
             "placement": self.cluster_model,
             "preemptive": self.preemptive,
+            "model": self.model(),
             "solver": self.solver,
             "wall_s": self.wall_s,
             "params": self.params,
@@ -206,6 +233,7 @@ def optimum_record(result: SolveResult, instance: Instance, *, source: str) -> d
         "instance_sha256": hashlib.sha256(dumps_instance(instance).encode()).hexdigest(),
         "preemptive": result.preemptive,
         "placement": result.cluster_model,
+        "model": result.model(),
         "status": result.status.value,
         "objective_s": result.objective_s,
         "bound_s": result.bound_s,

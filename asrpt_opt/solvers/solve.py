@@ -11,13 +11,9 @@ from __future__ import annotations
 import logging
 import math
 import time
-import tomllib
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib.metadata import version
-from os import PathLike
-from pathlib import Path
 from typing import Any, Protocol
 
 from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError, lookup
@@ -32,6 +28,7 @@ from asrpt_opt.solvers._data import (
     list_schedule,
     to_schedule,
 )
+from asrpt_opt.solvers.params import SolverParams, load_preset
 from asrpt_opt.solvers.result import (
     BackendOutcome,
     Deadline,
@@ -41,11 +38,17 @@ from asrpt_opt.solvers.result import (
     SolveStatus,
     quiet_stdout,
 )
-from asrpt_opt.speed.default import CLUSTER_MODELS, offline_speed
+from asrpt_opt.speed.default import (
+    CLUSTER_MODELS,
+    SOLVE_CLUSTER_MODELS,
+    instance_cluster_model,
+    offline_speed,
+)
 
 __all__ = [
     "BACKENDS",
     "SOLVERS",
+    "SOLVE_CLUSTER_MODELS",
     "SolverParams",
     "load_preset",
     "make_backend",
@@ -119,75 +122,6 @@ def make_backend(
     return build(data, preemptive=preemptive, hint=hint, deadline=deadline)
 
 
-@dataclass(frozen=True, kw_only=True)
-class SolverParams:
-    """Solver parameters, as in the TOML presets of the top-level ``solvers/`` folder.
-
-    Parameters
-    ----------
-    time_limit_s : float
-        For the whole solve (model building included), > 0; see :func:`solve` for how it is
-        shared.
-    relative_gap : float
-        Stop when the gap is below this (0 = prove optimality).
-    threads : int
-    seed : int
-    """
-
-    time_limit_s: float = 10.0
-    relative_gap: float = 0.0
-    threads: int = 1
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("time_limit_s", "relative_gap"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise SolverError(f"{name} must be a number, got {value!r}")
-        if not (self.time_limit_s > 0 and math.isfinite(self.time_limit_s)):
-            raise SolverError(
-                f"time_limit_s must be a finite number > 0, got {self.time_limit_s!r}"
-            )
-        if not 0 <= self.relative_gap < 1:
-            raise SolverError(f"relative_gap must be in [0, 1), got {self.relative_gap!r}")
-        for name in ("threads", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise SolverError(f"{name} must be a whole number, got {value!r}")
-        if self.threads < 1:
-            raise SolverError(f"threads must be >= 1, got {self.threads!r}")
-        if self.seed < 0:
-            raise SolverError(f"seed must be >= 0, got {self.seed!r}")
-
-
-def load_preset(path: str | PathLike[str]) -> SolverParams:
-    """Read a TOML solver preset.
-
-    Parameters
-    ----------
-    path : path-like
-        A file with any of ``time_limit_s``, ``relative_gap``, ``threads``, ``seed``.
-
-    Returns
-    -------
-    SolverParams
-    """
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SolverError(f"{path}: cannot read preset: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SolverError(f"{path}: invalid TOML: {exc}") from None
-    known = {"time_limit_s", "relative_gap", "threads", "seed"}
-    for key in data:
-        if key not in known:
-            raise SolverError(f"{path}: unknown key {key!r} (allowed: {', '.join(sorted(known))})")
-    try:
-        return SolverParams(**data)
-    except (TypeError, SolverError) as exc:
-        raise SolverError(f"{path}: {exc}") from None
-
-
 def _verify(
     instance: Instance, data: Discrete, runs: Runs, cluster_model: str
 ) -> tuple[Schedule, float]:
@@ -240,9 +174,21 @@ def _renamed(old: str, new: str, value: str | None, current: str) -> str:
     return value
 
 
+def _relation(instance: Instance, cluster_model: str) -> str:
+    """How the model solved relates to the instance as written."""
+    own = instance_cluster_model(instance)
+    if cluster_model == own:
+        return "exact"
+    if cluster_model == "pooled":
+        return "relaxation"  # spreading at no cost: its optimum is a lower bound
+    if cluster_model == "server-local":
+        return "restriction"  # never spreading: its optimum is an upper bound
+    return "exact"  # spread with every slowdown 1 is the pooled model
+
+
 def _check_model(cluster_model: str, solver: str, preemptive: bool) -> None:
     if cluster_model not in CLUSTER_MODELS:
-        raise UnknownNameError("cluster model", cluster_model, CLUSTER_MODELS)
+        raise UnknownNameError("cluster model", cluster_model, SOLVE_CLUSTER_MODELS)
     if solver not in SOLVERS:
         raise UnknownNameError("solver", solver, SOLVERS)
     if cluster_model == "spread" and solver == "milp":
@@ -251,14 +197,18 @@ def _check_model(cluster_model: str, solver: str, preemptive: bool) -> None:
             "solver only; use --solver cpsat or portfolio"
         )
     if preemptive and cluster_model == "spread":
-        raise SolverError("preemptive models support the pooled and server-local cluster models")
+        raise SolverError(
+            "preemptive schedules of jobs that spread at a slowdown are not modelled; "
+            "--cluster-model pooled solves the relaxation that ignores the slowdowns (its "
+            "optimum is a lower bound), server-local the restriction that never spreads"
+        )
 
 
 def solve(
     instance: Instance,
     *,
     preemptive: bool = False,
-    cluster_model: str = "pooled",
+    cluster_model: str = "instance",
     solver: str = "portfolio",
     params: SolverParams | None = None,
     lp_bound: bool = True,
@@ -274,10 +224,14 @@ def solve(
     preemptive : bool
         Allow preemption at integer multiples of the instance's time unit (the largest unit
         that divides every release and duration); otherwise jobs run without interruption.
-    cluster_model : {"pooled", "server-local", "spread"}
-        How jobs share the cluster's GPUs. ``pooled``: one pool of GPUs (spreading costs
-        nothing); ``server-local``: every job on one server; ``spread``: a job may span servers
-        at its ``spread_slowdown`` (non-preemptive, cpsat only).
+    cluster_model : {"instance", "pooled", "server-local", "spread"}
+        How jobs share the cluster's GPUs. ``instance`` (the default): the instance as written
+        (:func:`~asrpt_opt.speed.default.instance_cluster_model`: ``spread`` when some job
+        spreads at a slowdown, else ``pooled``). ``pooled``: one pool of GPUs (spreading
+        costs nothing; a relaxation when slowdowns exceed 1); ``server-local``: every job on
+        one server (a restriction); ``spread``: a job may span servers at its
+        ``spread_slowdown`` (non-preemptive, cpsat only). The result's ``relation`` says
+        which of these the solved model is to the instance.
     solver : {"portfolio", "cpsat", "milp"}
         ``portfolio`` runs cpsat, then the MILP if cpsat did not prove optimality, and keeps
         the best proven bound and the best verified schedule.
@@ -305,7 +259,10 @@ def solve(
     """
     cluster_model = _renamed("placement", "cluster_model", placement, cluster_model)
     solver = _renamed("backend", "solver", backend, solver)
+    if cluster_model == "instance":
+        cluster_model = instance_cluster_model(instance)
     _check_model(cluster_model, solver, preemptive)
+    relation = _relation(instance, cluster_model)
     params = params or SolverParams()
     t0 = time.perf_counter()
     deadline = Deadline(params.time_limit_s)
@@ -329,6 +286,7 @@ def solve(
             wall_s=time.perf_counter() - t0,
             solver="",
             message=str(exc),
+            relation=relation,
         )
     run = _Run(instance, data, cluster_model=cluster_model, preemptive=preemptive)
     if online is not None and online[1] < run.value:
@@ -387,6 +345,7 @@ def solve(
             "time_unit_s": data.unit_s,
         },
         message="; ".join(run.messages),
+        relation=relation,
     )
 
 

@@ -17,7 +17,15 @@ from asrpt_opt.errors import lookup
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.speed.base import AbstractSpeed, PooledSpeed, SpeedModel
 
-__all__ = ["CLUSTER_MODELS", "SPEED_MODELS", "default_speed", "make_speed", "offline_speed"]
+__all__ = [
+    "CLUSTER_MODELS",
+    "SOLVE_CLUSTER_MODELS",
+    "SPEED_MODELS",
+    "default_speed",
+    "instance_cluster_model",
+    "make_speed",
+    "offline_speed",
+]
 
 
 def _measured_pollux(instance: Instance, **params: Any) -> SpeedModel:
@@ -88,6 +96,9 @@ def default_speed(instance: Instance, *, placement: str = "mincut") -> SpeedMode
 #: The offline models' GPU-sharing rules (``solve --cluster-model``).
 CLUSTER_MODELS = ("pooled", "server-local", "spread")
 
+#: What ``solve --cluster-model`` accepts: the instance's own model, or a named one.
+SOLVE_CLUSTER_MODELS = ("instance", *CLUSTER_MODELS)
+
 
 def offline_speed(cluster_model: str) -> SpeedModel:
     """The speed model under which a schedule of an offline cluster model is validated.
@@ -104,3 +115,22 @@ def offline_speed(cluster_model: str) -> SpeedModel:
     """
     lookup(dict.fromkeys(CLUSTER_MODELS), cluster_model, what="cluster model")
     return PooledSpeed() if cluster_model == "pooled" else AbstractSpeed()
+
+
+def instance_cluster_model(instance: Instance) -> str:
+    """The offline cluster model that is the instance as written.
+
+    ``spread`` when some job spans servers at a slowdown (its ``spread_slowdown`` > 1),
+    else ``pooled``: with every slowdown 1 a job runs as fast across servers as within one,
+    which is exactly the pooled model.
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    str
+        ``"spread"`` or ``"pooled"``.
+    """
+    return "spread" if any(j.spread_slowdown != 1.0 for j in instance.jobs) else "pooled"

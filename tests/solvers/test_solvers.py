@@ -75,13 +75,13 @@ def test_known_answers_through_the_front_door(known_answers, klass):
 @given(inst=instances(max_jobs=6, weighted=True))
 def test_backends_agree_and_respect_every_bound(inst):
     params = SolverParams(time_limit_s=30)
-    milp = solve(inst, solver="milp", params=params)
-    cpsat = solve(inst, solver="cpsat", params=params)
+    milp = solve(inst, cluster_model="pooled", solver="milp", params=params)
+    cpsat = solve(inst, cluster_model="pooled", solver="cpsat", params=params)
     assert milp.status == cpsat.status == "optimal"
     assert milp.objective_s == pytest.approx(cpsat.objective_s)
     lb = lower_bounds(inst, speed=PooledSpeed())
     assert milp.objective_s >= lb.lower_bound_s - 1e-6
-    pre = solve(inst, preemptive=True, params=params)
+    pre = solve(inst, cluster_model="pooled", preemptive=True, params=params)
     assert pre.status == "optimal"
     assert pre.objective_s <= milp.objective_s + 1e-6
     for name in POLICIES:
@@ -154,7 +154,7 @@ def test_bad_requests():
         solve(inst, solver="gurobi")
     with pytest.raises(UnknownNameError, match="unknown cluster model"):
         solve(inst, cluster_model="anywhere")
-    with pytest.raises(SolverError, match="pooled and server-local"):
+    with pytest.raises(SolverError, match="spread at a slowdown are not modelled"):
         solve(inst, preemptive=True, cluster_model="spread")
     with pytest.raises(SolverError, match="cpsat solver only"):
         solve(inst, cluster_model="spread", solver="milp")
