@@ -18,7 +18,11 @@ from numpy.typing import NDArray
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.allocation import Allocation
 
-__all__ = ["consolidate"]
+__all__ = ["VECTOR_FROM", "consolidate"]
+
+#: From this many servers on, the best-fit search runs in numpy (same result as the loop).
+VECTOR_FROM = 64
+_NO_ROOM = np.iinfo(np.int64).max
 
 
 def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
@@ -57,15 +61,23 @@ def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
     """
     if gpus <= 0:
         raise UsageError("gpus must be >= 1")
-    # Plain Python on the list: clusters have tens of servers and this runs at every job
-    # start of a simulation, where numpy's per-call overhead dominated.
-    rooms = free.tolist()
-    fit = -1
-    for s, room in enumerate(rooms):
-        if room >= gpus and (fit < 0 or room < rooms[fit]):
-            fit = s
-    if fit >= 0:
-        return ((fit, gpus),)
+    if free.size > VECTOR_FROM:
+        # Hundreds of servers: one pass in numpy (argmin keeps the lowest index on ties).
+        room = np.where(free >= gpus, free, _NO_ROOM)
+        fit = int(room.argmin())
+        if room[fit] != _NO_ROOM:
+            return ((fit, gpus),)
+        rooms = free.tolist()
+    else:
+        # Tens of servers: plain Python on the list, where numpy's per-call overhead
+        # would dominate.
+        rooms = free.tolist()
+        fit = -1
+        for s, r in enumerate(rooms):
+            if r >= gpus and (fit < 0 or r < rooms[fit]):
+                fit = s
+        if fit >= 0:
+            return ((fit, gpus),)
     order = sorted(range(len(rooms)), key=lambda s: -rooms[s])  # stable: lowest index first
     alloc: dict[int, int] = {}
     need = gpus

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.relaxation.srpt import preemptive_wspt, srpt
-from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
+from asrpt_opt.speed.base import AbstractSpeed, PooledSpeed, SpeedModel
 
 __all__ = ["LowerBounds", "lower_bounds", "min_lengths", "virtual_sizes"]
 
@@ -52,9 +52,19 @@ def min_lengths(instance: Instance, *, speed: SpeedModel | None = None) -> NDArr
     """
     speed = speed or AbstractSpeed()
     cluster = instance.cluster
-    return np.array(
-        [speed.work(j) / speed.best_rate(j, cluster) for j in instance.jobs], dtype=np.float64
-    )
+    jobs = instance.jobs
+    n = len(jobs)
+    if type(speed) in (AbstractSpeed, PooledSpeed) and instance.is_abstract:
+        # The same divisions as work / best_rate, one array operation for all jobs.
+        duration = np.fromiter((float(j.duration_s or 0.0) for j in jobs), np.float64, n)
+        if type(speed) is PooledSpeed:
+            return duration / 1.0
+        gpus = np.fromiter((j.gpus for j in jobs), np.int64, n)
+        slowdown = np.fromiter((j.spread_slowdown for j in jobs), np.float64, n)
+        rate = np.where(gpus <= cluster.max_server_gpus, 1.0, 1.0 / slowdown)
+        return duration / rate
+    # Other models know what their rates depend on and cache best_rate themselves.
+    return np.fromiter((speed.work(j) / speed.best_rate(j, cluster) for j in jobs), np.float64, n)
 
 
 def virtual_sizes(instance: Instance, lengths_s: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -70,7 +80,7 @@ def virtual_sizes(instance: Instance, lengths_s: NDArray[np.float64]) -> NDArray
     -------
     ndarray
     """
-    gpus = np.array([j.gpus for j in instance.jobs], dtype=np.float64)
+    gpus = np.fromiter((j.gpus for j in instance.jobs), np.float64, instance.n_jobs)
     return gpus * np.asarray(lengths_s, dtype=np.float64) / instance.cluster.total_gpus
 
 
@@ -145,8 +155,9 @@ def lower_bounds(instance: Instance, *, speed: SpeedModel | None = None) -> Lowe
     12.0
     """
     lengths = min_lengths(instance, speed=speed)
-    release = np.array([j.release_s for j in instance.jobs], dtype=np.float64)
-    weight = np.array([j.weight for j in instance.jobs], dtype=np.float64)
+    n = instance.n_jobs
+    release = np.fromiter((j.release_s for j in instance.jobs), np.float64, n)
+    weight = np.fromiter((j.weight for j in instance.jobs), np.float64, n)
     v = virtual_sizes(instance, lengths)
     area = srpt(release, v)
     wspt = preemptive_wspt(release, v, weight)

@@ -19,7 +19,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from asrpt_opt.errors import UsageError
 
-__all__ = ["SingleMachineSchedule", "preemptive_wspt", "srpt"]
+__all__ = ["COMPILED_FROM", "SingleMachineSchedule", "preemptive_wspt", "srpt"]
+
+#: From this many jobs on, the event loops run compiled (numba); below, importing numba would
+#: cost more than the loop (both give identical results).
+COMPILED_FROM = 50_000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -87,6 +91,13 @@ def srpt(release_s: ArrayLike, size: ArrayLike) -> SingleMachineSchedule:
     r_arr, p_arr = _inputs(release_s, size)
     n = r_arr.size
     order = np.argsort(r_arr, kind="stable")
+    if n >= COMPILED_FROM:
+        from asrpt_opt.relaxation._kernels import srpt_loop
+
+        completion = srpt_loop(r_arr[order], p_arr[order], order.astype(np.int64))
+        return SingleMachineSchedule(
+            completion_s=completion, total_completion_s=math.fsum(completion.tolist())
+        )
     r = r_arr[order].tolist()
     p = p_arr[order].tolist()
     idx = order.tolist()
@@ -151,6 +162,11 @@ def preemptive_wspt(
     r = r_arr[order].tolist()
     p = p_arr[order].tolist()
     ratio = np.divide(w_arr[order], p_arr[order], out=np.full(n, np.inf), where=p_arr[order] > 0)
+    if n >= COMPILED_FROM:
+        from asrpt_opt.relaxation._kernels import wspt_loop
+
+        done_arr, busy_arr = wspt_loop(r_arr[order], p_arr[order], -ratio)
+        return _wspt_result(order, p_arr[order], done_arr, busy_arr)
     key = (-ratio).tolist()
     remaining = list(p)
     busy = [0.0] * n
@@ -178,12 +194,25 @@ def preemptive_wspt(
             busy[k] += run * (t + run / 2.0)
             remaining[k] -= run
             t = nxt
+    return _wspt_result(order, np.asarray(p), np.asarray(done), np.asarray(busy))
+
+
+def _wspt_result(
+    order: NDArray[np.intp],
+    p: NDArray[np.float64],
+    done: NDArray[np.float64],
+    busy: NDArray[np.float64],
+) -> SingleMachineSchedule:
+    """Completion and mean busy times back in input order (arrays in release order)."""
+    n = order.size
     completion = np.empty(n, dtype=np.float64)
     completion[order] = done
     mean_busy = np.empty(n, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mb = np.where(np.asarray(p) > 0, np.asarray(busy) / np.asarray(p), np.asarray(done))
+        mb = np.where(p > 0, busy / p, done)
     mean_busy[order] = mb
     return SingleMachineSchedule(
-        completion_s=completion, total_completion_s=math.fsum(done), mean_busy_s=mean_busy
+        completion_s=completion,
+        total_completion_s=math.fsum(done.tolist()),
+        mean_busy_s=mean_busy,
     )

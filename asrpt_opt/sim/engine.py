@@ -427,6 +427,12 @@ class Simulator:
         pop = heapq.heappop
         inf = math.inf
         policy.reset(view, self.rng)
+        # A predictor that is never refitted is asked once, for every job in release order
+        # (the same calls in the same order as batch by batch); each prediction is still
+        # revealed only when its job arrives.
+        ahead = None
+        if self.refit_every is None and n:
+            ahead = self._predictions(order)
         next_arrival = 0
         finished = 0
         version = self._version
@@ -462,7 +468,10 @@ class Simulator:
                 while next_arrival < n and release[next_arrival] <= t:
                     next_arrival += 1
                 batch = order[first:next_arrival]
-                self._predict(batch)
+                if ahead is None:
+                    self.predicted[batch] = self._predictions(batch)
+                else:
+                    self.predicted[batch] = ahead[first:next_arrival]
                 for j in batch:
                     self.status[j] = WAITING
                     policy.on_arrival(j, view)
@@ -497,7 +506,7 @@ class Simulator:
             self.predictor.fit(self.history + self.completed)
             self.refits += 1
 
-    def _predict(self, batch: list[int]) -> None:
+    def _predictions(self, batch: list[int]) -> NDArray[np.float64]:
         jobs = self.instance.jobs
         values = np.asarray(self.predictor.predict([jobs[j] for j in batch]), dtype=np.float64)
         if values.shape != (len(batch),) or not np.all(np.isfinite(values)) or np.any(values <= 0):
@@ -505,7 +514,7 @@ class Simulator:
                 f"predictor {type(self.predictor).__name__} must return one finite positive "
                 f"value per job, got {values!r}"
             )
-        self.predicted[batch] = values
+        return values
 
 
 def simulate(

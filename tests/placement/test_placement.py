@@ -258,3 +258,26 @@ def test_cli_place_and_graph(tmp_path, capsys):
     )
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert main(["graph", "nope", "--out", str(png)]) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    free=st.lists(st.integers(0, 8), min_size=1, max_size=150),
+    gpus=st.integers(1, 40),
+)
+def test_consolidate_numpy_path_equals_the_loop(free, gpus):
+    import sys
+
+    import asrpt_opt.placement.consolidate  # noqa: F401
+
+    module = sys.modules["asrpt_opt.placement.consolidate"]
+    arr = np.array(free, dtype=np.int64)
+    old = module.VECTOR_FROM
+    try:
+        module.VECTOR_FROM = 10**9
+        loop = module.consolidate(arr, gpus)
+        module.VECTOR_FROM = 0
+        vector = module.consolidate(arr, gpus)
+    finally:
+        module.VECTOR_FROM = old
+    assert loop == vector
