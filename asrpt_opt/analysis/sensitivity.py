@@ -107,7 +107,7 @@ def sensitivity(
         First seed of the predictions' noise and of the policies.
     seeds : int
         Number of seeds (``seed``, ``seed + 1``, ...); values are averaged over them and
-        :func:`plot_sensitivity` draws their range as a band.
+        :func:`plot_sensitivity` draws a 95% confidence interval of the mean as a band.
     progress : callable, optional
         ``progress(done, total)`` after each simulation.
 
@@ -176,18 +176,25 @@ def plot_sensitivity(report: SensitivityReport, *, ax: Axes | None = None) -> Fi
         rows = report.points[name]
         x = [p.mu for p in rows]
         ax.plot(x, [p.mean_jct_s / 3600 for p in rows], marker="o", ms=3, label=name, color=colour)
-        per_seed = [p.mean_jct_per_seed_s for p in rows]
-        if all(len(v) > 1 for v in per_seed):
-            n_seeds = len(per_seed[0])
-            lo = [min(v) / 3600 for v in per_seed]
-            hi = [max(v) / 3600 for v in per_seed]
+        per_seed = [np.asarray(p.mean_jct_per_seed_s) / 3600 for p in rows]
+        if all(v.size > 1 for v in per_seed):
+            # A 95% confidence interval of the mean over the seeds (Student's t).
+            from scipy.stats import t as student
+
+            n_seeds = per_seed[0].size
+            half = [
+                student.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size) for v in per_seed
+            ]
+            mid = [float(v.mean()) for v in per_seed]
+            lo = [m - h for m, h in zip(mid, half, strict=True)]
+            hi = [m + h for m, h in zip(mid, half, strict=True)]
             ax.fill_between(x, lo, hi, color=colour, alpha=0.15, lw=0)
     ax.set_xscale("log", base=2)
     ax.set_xticks(report.mus, [f"{m:g}" for m in report.mus])
     ax.minorticks_off()
     ax.set_xlabel("prediction distortion mu (within a factor mu)")
     ax.set_ylabel("mean JCT (h)")
-    band = f"; bands: range over {n_seeds} seeds" if n_seeds > 1 else ""
+    band = f"; bands: 95% CI over {n_seeds} seeds" if n_seeds > 1 else ""
     ax.set_title(f"{report.instance}{band}", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

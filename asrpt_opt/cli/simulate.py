@@ -385,7 +385,8 @@ def add_parsers(sub: Any) -> None:
         "--seeds",
         type=whole(1),
         default=1,
-        help="average over this many seeds (--seed, --seed + 1, ...); the plot shows their range",
+        help="average over this many seeds (--seed, --seed + 1, ...); the plot shows a 95%% "
+        "confidence band",
     )
     p.add_argument("--out", metavar="DIR", help="write sensitivity.png here")
     add_format_option(p)

@@ -110,3 +110,16 @@ def test_gantt_switches_to_the_summary_for_many_jobs():
     assert float(np.min(image)) >= 0.0
     assert float(np.max(image)) <= 1.0 + 1e-9
     plt.close(fig)
+
+
+def test_sensitivity_with_seeds_averages_and_draws_confidence_bands(tiny):
+    from matplotlib.collections import PolyCollection
+
+    report = sensitivity(tiny, ["a-srpt", "fifo"], [1.0, 4.0], seed=0, seeds=3)
+    point = report.points["a-srpt"][1]
+    assert len(point.mean_jct_per_seed_s) == 3
+    assert point.mean_jct_s == pytest.approx(np.mean(point.mean_jct_per_seed_s))
+    fig = plot_sensitivity(report)
+    assert any(isinstance(c, PolyCollection) for c in fig.axes[0].collections)
+    assert "95% CI over 3 seeds" in fig.axes[0].get_title()
+    plt.close(fig)
