@@ -1,7 +1,8 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
->>> sorted(POLICIES)
-['2d-las', 'a-srpt', 'fifo', 'sjf', 'srpt', 'srsf', 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
+>>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
+['2d-las', 'a-srpt', 'fifo', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf',
+ 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from asrpt_opt.policies.asrpt import ASRPT
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.policies.qssf import QSSF
+from asrpt_opt.policies.serverfilling import ServerFillingSRPT
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
 from asrpt_opt.policies.tiresias import TiresiasDLAS, TiresiasGittins
@@ -22,12 +25,14 @@ __all__ = [
     "FIFO",
     "POLICIES",
     "PRIMARY",
+    "QSSF",
     "SJF",
     "SRPT",
     "SRSF",
     "SRTF",
     "ListScheduler",
     "Policy",
+    "ServerFillingSRPT",
     "TiresiasDLAS",
     "TiresiasGittins",
     "TwoDimensionalLAS",
@@ -47,6 +52,8 @@ for _name, _factory in (
     ("2d-las", TwoDimensionalLAS),
     ("tiresias-2d-las", TiresiasDLAS),
     ("tiresias-gittins", TiresiasGittins),
+    ("qssf", QSSF),
+    ("serverfilling-srpt", ServerFillingSRPT),
 ):
     register_policy(_name, _factory)
 

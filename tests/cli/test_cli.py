@@ -182,6 +182,8 @@ def test_demo_writes_table_and_plots(capsys, tmp_path):
         "2d-las",
         "tiresias-2d-las",
         "tiresias-gittins",
+        "qssf",
+        "serverfilling-srpt",
     }
     assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())
 
@@ -308,7 +310,7 @@ def test_help_shows_defaults_and_a_result_repr_is_short(capsys):
     assert len(text) < 200
 
 
-@pytest.mark.slow  # simulates and draws 2,000 jobs for 8 policies (about 80 s)
+@pytest.mark.slow  # simulates and draws 2,000 jobs for every policy (about 10 s)
 def test_demo_says_when_the_trace_has_fewer_jobs_than_asked(capsys, tmp_path):
     status = main(
         ["demo", "--n-jobs", "2500", "--cluster", "16x8", "--out", str(tmp_path), "--json"]
