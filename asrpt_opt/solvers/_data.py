@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -23,6 +23,9 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.solvers.result import Runs
 from asrpt_opt.speed.default import CLUSTER_MODELS
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 __all__ = [
     "Discrete",
@@ -40,6 +43,8 @@ _MAX_SLOTS = 100_000
 
 
 def _unit(values: list[float]) -> Fraction:
+    from fractions import Fraction
+
     fracs = []
     for v in values:
         f = Fraction(v).limit_denominator(10**6)
@@ -156,6 +161,8 @@ def discretise(
     raw = [j.release_s for j in jobs] + [float(j.duration_s or 0) for j in jobs]
     if cluster_model == "spread":
         raw += [float(j.duration_s or 0) * j.spread_slowdown for j in jobs]
+    from fractions import Fraction
+
     unit = _unit(raw)
     scale = 1 / unit
 

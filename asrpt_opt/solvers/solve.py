@@ -13,7 +13,6 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from importlib.metadata import version
 from typing import Any, Protocol
 
 from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError, lookup
@@ -85,6 +84,14 @@ BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
 
 #: What ``solve --solver`` accepts: a backend, or the portfolio (CP-SAT, then the MILP).
 SOLVERS = ("portfolio", *BACKENDS)
+
+
+def version(package: str) -> str:
+    """The installed version of ``package`` (importlib.metadata loads only when asked)."""
+    from importlib.metadata import version as installed
+
+    return installed(package)
+
 
 _VERSIONS = {
     "cpsat": lambda: f"ortools {version('ortools')}",
