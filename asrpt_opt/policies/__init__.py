@@ -1,8 +1,8 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
-['2d-las', 'a-srpt', 'fifo', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf',
- 'tiresias-2d-las', 'tiresias-gittins']
+['2d-las', 'a-srpt', 'fifo', 'gittins', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf',
+ 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.serverfilling import ServerFillingSRPT
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
-from asrpt_opt.policies.tiresias import TiresiasDLAS, TiresiasGittins
+from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
 from asrpt_opt.sim.registry import POLICIES, make_policy, register_policy
 from asrpt_opt.sim.view import Policy
 
@@ -30,6 +30,7 @@ __all__ = [
     "SRPT",
     "SRSF",
     "SRTF",
+    "Gittins",
     "ListScheduler",
     "Policy",
     "ServerFillingSRPT",
@@ -54,11 +55,12 @@ for _name, _factory in (
     ("tiresias-gittins", TiresiasGittins),
     ("qssf", QSSF),
     ("serverfilling-srpt", ServerFillingSRPT),
+    ("gittins", Gittins),
 ):
     register_policy(_name, _factory)
 
 #: Names that only repeat another policy under a second name (left out of comparisons).
-ALIASES: dict[str, str] = {"srpt": "srtf"}
+ALIASES: dict[str, str] = {"srpt": "srtf", "gittins": "tiresias-gittins"}
 
 #: The distinct policies, in the order reports list them.
 PRIMARY: tuple[str, ...] = tuple(name for name in POLICIES if name not in ALIASES)

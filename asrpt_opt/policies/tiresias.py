@@ -45,7 +45,7 @@ from asrpt_opt.errors import UsageError
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
-__all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "TiresiasDLAS", "TiresiasGittins"]
+__all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "Gittins", "TiresiasDLAS", "TiresiasGittins"]
 
 #: Tiresias' default queue limits (GPU-seconds): three queues.
 TIRESIAS_QUEUE_LIMITS_GPU_S = (3250, 7200)
@@ -304,3 +304,17 @@ def _round_half_away_array(x: NDArray[np.float64], digits: int) -> NDArray[np.fl
     # Every value here is >= 0, where Python 2's round() is floor(x * 10**d + 0.5) / 10**d.
     scale = 10.0**digits
     return np.floor(x * scale + 0.5) / scale
+
+
+class Gittins(TiresiasGittins):
+    """Alias of :class:`TiresiasGittins` under the name ``gittins``: the Gittins index on
+    attained service (GPU-seconds), with the job-size distribution learned from completed
+    jobs unless ``service_sample_s`` gives one, inside Tiresias' discretised queues.
+
+    References
+    ----------
+    .. [1] J. Gu et al., "Tiresias: A GPU cluster manager for distributed deep learning",
+       NSDI 2019.
+    """
+
+    name = "gittins"
