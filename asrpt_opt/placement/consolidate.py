@@ -62,22 +62,16 @@ def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
     if gpus <= 0:
         raise UsageError("gpus must be >= 1")
     if free.size > VECTOR_FROM:
-        # Hundreds of servers: one pass in numpy (argmin keeps the lowest index on ties).
-        room = np.where(free >= gpus, free, _NO_ROOM)
-        fit = int(room.argmin())
-        if room[fit] != _NO_ROOM:
-            return ((fit, gpus),)
-        rooms = free.tolist()
-    else:
-        # Tens of servers: plain Python on the list, where numpy's per-call overhead
-        # would dominate.
-        rooms = free.tolist()
-        fit = -1
-        for s, r in enumerate(rooms):
-            if r >= gpus and (fit < 0 or r < rooms[fit]):
-                fit = s
-        if fit >= 0:
-            return ((fit, gpus),)
+        return _consolidate_numpy(free, gpus)
+    # Tens of servers: plain Python on the list, where numpy's per-call overhead would
+    # dominate.
+    rooms = free.tolist()
+    fit = -1
+    for s, r in enumerate(rooms):
+        if r >= gpus and (fit < 0 or r < rooms[fit]):
+            fit = s
+    if fit >= 0:
+        return ((fit, gpus),)
     order = sorted(range(len(rooms)), key=lambda s: -rooms[s])  # stable: lowest index first
     alloc: dict[int, int] = {}
     need = gpus
@@ -92,3 +86,27 @@ def consolidate(free: NDArray[np.int64], gpus: int) -> Allocation | None:
         alloc[s] = rooms[s]
         need -= rooms[s]
     return None
+
+
+def _consolidate_numpy(free: NDArray[np.int64], gpus: int) -> Allocation | None:
+    """:func:`consolidate` for hundreds of servers: the same choices, in a few array passes
+    (argmin and a stable argsort keep the lowest index on ties)."""
+    room = np.where(free >= gpus, free, _NO_ROOM)
+    fit = int(room.argmin())
+    if room[fit] != _NO_ROOM:
+        return ((fit, gpus),)
+    order = np.argsort(-free, kind="stable")  # fullest first, lowest index first on ties
+    rooms = free[order]
+    before = np.concatenate(([0], np.cumsum(rooms)[:-1]))
+    enough = np.flatnonzero(rooms >= gpus - before)
+    if enough.size == 0:
+        return None
+    i = int(enough[0])
+    need = gpus - int(before[i])
+    # Best fit for the remainder among the servers not filled whole.
+    rest = order[i:]
+    key = np.where(free[rest] >= need, free[rest] * (free.size + 1) + rest, _NO_ROOM)
+    last = int(rest[int(key.argmin())])
+    alloc = {int(s): int(free[s]) for s in order[:i]}
+    alloc[last] = need
+    return tuple(sorted(alloc.items()))
