@@ -145,6 +145,9 @@ def worst_case(
                 optimum_s=cur[2],
                 evaluations=evaluations,
             )
+    if progress is not None:  # the budget is spent: the bar ends full
+        status = f"best ratio {best.ratio:.4f}" if best is not None else "nothing proven"
+        progress(int(budget_s), int(budget_s), status)
     if best is None:
         raise SolverError("no instance with a proven optimum was found within the budget")
     return WorstCase(

@@ -72,7 +72,7 @@ class Parser(argparse.ArgumentParser):
             "--quiet",
             action="store_true",
             default=False if top else argparse.SUPPRESS,
-            help="no progress bars, status lines or notices (errors still show)",
+            help="no progress bars, status lines or notices (warnings and errors still show)",
         )
 
     def error(self, message: str) -> NoReturn:

@@ -206,10 +206,12 @@ class Progress:
                     total=total, desc=self.label, file=sys.stderr, leave=True, delay=1.0
                 )
             self.bar.total = total
-            self.bar.n = done
             if status:
                 self.bar.set_postfix_str(status, refresh=False)
-            self.bar.refresh()
+            # update(), not n = ...: it honours the display delay and records the display,
+            # so that close() ends the bar's line.
+            if done > self.bar.n:
+                self.bar.update(done - self.bar.n)
             if done >= total:
                 self.bar.close()
             return
