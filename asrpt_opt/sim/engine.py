@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -481,20 +481,20 @@ class Simulator:
             self._wake_version += 1
             if decision is not NO_DECISION:
                 self._apply(decision)
-        return Schedule(
-            runs=tuple(
-                JobRun(
-                    id=job.id,
-                    release_s=job.release_s,
-                    completion_s=self._completion[i],
-                    segments=tuple(
-                        Segment(start_s=a, end_s=b, allocation=c) for a, b, c in self._segments[i]
-                    ),
-                )
-                for i, job in enumerate(jobs)
-            ),
-            restore_overhead_s=self.restore_overhead_s,
-        )
+        return Schedule(runs=tuple(self._records()), restore_overhead_s=self.restore_overhead_s)
+
+    def _records(self) -> Iterator[JobRun]:
+        # Each job's segment list is dropped as its record is built, so the simulator's copy
+        # and the schedule never both hold every segment (a million-job run's peak).
+        segments = self._segments
+        for i, job in enumerate(self.instance.jobs):
+            parts, segments[i] = segments[i], []
+            yield JobRun(
+                id=job.id,
+                release_s=job.release_s,
+                completion_s=self._completion[i],
+                segments=tuple(Segment(start_s=a, end_s=b, allocation=c) for a, b, c in parts),
+            )
 
     def _learn(self, j: int) -> None:
         # The predictor sees a job only once it has completed: no future leaks into a
