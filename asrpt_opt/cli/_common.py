@@ -221,7 +221,7 @@ def output_file(path: str | None, *, option: str, notice: bool = True) -> None:
         say(f"asrpt-opt: note: {option} {path} exists and will be replaced")
 
 
-def per_job_path(path: str | None, *, option: str = "--per-job") -> None:
+def table_path(path: str | None, *, option: str = "--per-job") -> None:
     """Check a table's output path (.csv or .parquet, writable) before any work."""
     if path is None:
         return

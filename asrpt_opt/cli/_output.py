@@ -71,38 +71,34 @@ def emit_table(
     out.write(table(header, rows, per_column=per_column) + "\n")
 
 
-def _decimals(values: list[float]) -> int:
-    """Decimals that give a column's largest value about four significant digits."""
-    top = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
-    if top == 0:
-        return 3
-    return max(0, min(3, 3 - math.floor(math.log10(top))))
-
-
 def _column_cells(values: list[Any]) -> list[str]:
-    numbers = [v for v in values if isinstance(v, float)]
-    if not numbers or any(not isinstance(v, float | int) or isinstance(v, bool) for v in values):
+    if any(isinstance(v, bool) or not isinstance(v, float | int) for v in values) or not any(
+        isinstance(v, float) for v in values
+    ):
         return [fmt(v) for v in values]
-    top = max((abs(v) for v in numbers if math.isfinite(v)), default=0.0)
+    top = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
     if 0 < top < 1e-3:
         return [f"{float(v):.3e}" for v in values]
-    places = _decimals([float(v) for v in values])
-    return [f"{float(v):,.{places}f}" if math.isfinite(float(v)) else str(v) for v in values]
+    # Decimals that give the column's largest value about four significant digits.
+    places = 3 if top == 0 else max(0, min(3, 3 - math.floor(math.log10(top))))
+    return [f"{float(v):,.{places}f}" if math.isfinite(v) else str(v) for v in values]
+
+
+# One pass over the characters, so the braces of \textbackslash{} are not escaped again.
+_LATEX = {
+    "\\": "\\textbackslash{}",
+    "&": "\\&",
+    "%": "\\%",
+    "$": "\\$",
+    "#": "\\#",
+    "_": "\\_",
+    "{": "\\{",
+    "}": "\\}",
+}
 
 
 def _latex(text: str) -> str:
-    for a, b in (
-        ("\\", "\\textbackslash{}"),
-        ("&", "\\&"),
-        ("%", "\\%"),
-        ("$", "\\$"),
-        ("#", "\\#"),
-        ("_", "\\_"),
-        ("{", "\\{"),
-        ("}", "\\}"),
-    ):
-        text = text.replace(a, b)
-    return text
+    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, per_column: bool = True) -> str:

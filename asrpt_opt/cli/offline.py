@@ -16,8 +16,8 @@ from asrpt_opt.cli._common import (
     name_list,
     output_dir,
     output_file,
-    per_job_path,
     registry_name,
+    table_path,
     whole,
     write_figure,
 )
@@ -246,7 +246,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if not Path(args.store).is_file():
         raise UsageError(f"{args.store}: no such result store")
-    per_job_path(args.output, option="-o")
+    table_path(args.output, option="-o")
     store = ResultStore(args.store)
     try:
         rows = store.table()

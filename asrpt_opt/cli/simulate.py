@@ -13,9 +13,9 @@ from asrpt_opt.cli._common import (
     output_dir,
     output_file,
     parse_servers,
-    per_job_path,
     policy_params,
     registry_name,
+    table_path,
     whole,
     write_figure,
 )
@@ -117,7 +117,7 @@ def cmd_relax(args: argparse.Namespace) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Simulate one policy on an instance."""
     output_file(args.gantt, option="--gantt")
-    per_job_path(args.per_job)
+    table_path(args.per_job)
     inst = load_instance(resolve_instance(args.instance))
     params: dict[str, Any] = seed_params(args.predictor, args.seed)
     if args.predictor == "noisy":
@@ -227,7 +227,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from asrpt_opt.cli._common import use_agg
 
     output_dir(args.out, option="--out")
-    per_job_path(args.per_job)
+    table_path(args.per_job)
     inst = load_instance(resolve_instance(args.instance))
     policies = name_list(args.policies, POLICIES, "policy")
     report = replay(

@@ -18,7 +18,7 @@ from importlib import resources
 from os import PathLike
 from pathlib import Path
 
-from asrpt_opt.errors import InstanceError, UnknownNameError
+from asrpt_opt.errors import InstanceError, lookup
 from asrpt_opt.model.instance import Instance
 
 __all__ = [
@@ -57,6 +57,11 @@ def _examples() -> dict[str, Path]:
     return out
 
 
+@cache
+def _presets() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(_root("presets").glob("*.toml"))}
+
+
 def list_examples() -> list[str]:
     """Names of the bundled instances.
 
@@ -80,10 +85,7 @@ def example_path(name: str) -> Path:
     -------
     pathlib.Path
     """
-    found = _examples().get(name)
-    if found is None:
-        raise UnknownNameError("bundled instance", name, list_examples())
-    return found
+    return lookup(_examples(), name, what="bundled instance")
 
 
 def load_example(name: str) -> Instance:
@@ -111,7 +113,7 @@ def list_presets() -> list[str]:
     list of str
         Sorted (``default``, ...); each works with :func:`preset_path` and ``--preset``.
     """
-    return sorted(p.stem for p in _root("presets").glob("*.toml"))
+    return sorted(_presets())
 
 
 def preset_path(name: str) -> Path:
@@ -126,10 +128,7 @@ def preset_path(name: str) -> Path:
     -------
     pathlib.Path
     """
-    path = _root("presets") / f"{name}.toml"
-    if not path.is_file():
-        raise UnknownNameError("bundled solver preset", name, list_presets())
-    return path
+    return lookup(_presets(), name, what="bundled solver preset")
 
 
 def resolve_instance(spec: str | PathLike[str]) -> Path:
@@ -172,6 +171,4 @@ def resolve_preset(spec: str | PathLike[str]) -> Path:
     pathlib.Path
     """
     path = Path(spec)
-    if path.exists() or str(spec) not in list_presets():
-        return path
-    return preset_path(str(spec))
+    return path if path.exists() else _presets().get(str(spec), path)

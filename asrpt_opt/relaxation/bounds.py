@@ -58,7 +58,7 @@ def min_lengths(instance: Instance, *, speed: SpeedModel | None = None) -> NDArr
         # The same divisions as work / best_rate, one array operation for all jobs.
         duration = np.fromiter((float(j.duration_s or 0.0) for j in jobs), np.float64, n)
         if type(speed) is PooledSpeed:
-            return duration / 1.0
+            return duration  # best rate 1
         gpus = np.fromiter((j.gpus for j in jobs), np.int64, n)
         slowdown = np.fromiter((j.spread_slowdown for j in jobs), np.float64, n)
         rate = np.where(gpus <= cluster.max_server_gpus, 1.0, 1.0 / slowdown)

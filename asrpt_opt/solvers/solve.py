@@ -86,16 +86,16 @@ BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
 SOLVERS = ("portfolio", *BACKENDS)
 
 
-def version(package: str) -> str:
-    """The installed version of ``package`` (importlib.metadata loads only when asked)."""
-    from importlib.metadata import version as installed
+def _version(package: str) -> str:
+    # importlib.metadata loads only when a result names its solvers, not at every start.
+    from importlib.metadata import version
 
-    return installed(package)
+    return version(package)
 
 
 _VERSIONS = {
-    "cpsat": lambda: f"ortools {version('ortools')}",
-    "milp": lambda: f"pulp {version('pulp')} + HiGHS {version('highspy')}",
+    "cpsat": lambda: f"ortools {_version('ortools')}",
+    "milp": lambda: f"pulp {_version('pulp')} + HiGHS {_version('highspy')}",
 }
 
 
