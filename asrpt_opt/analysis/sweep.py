@@ -1,10 +1,10 @@
 """Ratio sweeps: what to compute per instance, a resumable SQLite store, and the executors.
 
 For each instance of a family, the online policies are simulated on the pooled cluster (every
-family has integer data and no spread slowdown, so preemptive policies preempt only at integer
-times and their schedules are feasible for the unit-slot offline model), the offline optimum is
-computed, and per policy the ratio ALG/OPT is recorded, or the interval ALG/UB .. ALG/LB when
-the optimum is not proven. Results go to an SQLite store one instance at a time, so an
+family has no spread slowdown, so the pooled model is the instance as written), the offline
+optimum is computed (by default the continuous-time preemptive optimum, exact for small n), and
+per policy the ratio ALG/OPT is recorded, or the interval ALG/UB .. ALG/LB when the optimum is
+not proven. Results go to an SQLite store one instance at a time, so an
 interrupted sweep resumes without redoing or losing finished instances.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from asrpt_opt.analysis.families import make_family_instance
 from asrpt_opt.analysis.ratio import instance_ratio
-from asrpt_opt.errors import UnknownNameError, UsageError
+from asrpt_opt.errors import UnknownNameError, UsageError, lookup
 from asrpt_opt.relaxation.bounds import lower_bounds, min_lengths, virtual_sizes
 from asrpt_opt.relaxation.srpt import srpt
 from asrpt_opt.sim.engine import simulate
@@ -64,8 +64,12 @@ class RatioConfig:
         Jobs per instance.
     policies : tuple of str
     preemptive : bool
-        Offline model: preemptive (unit slots, the default, matching preemptive policies)
-        or non-preemptive.
+        Offline model: preemptive (the default, matching preemptive policies) or
+        non-preemptive.
+    preemption : {"continuous", "grid"}
+        With ``preemptive``: preemption at any time (the default: OPT over every preemptive
+        schedule), or only at multiples of the time unit (``grid``, an upper bound on it,
+        what asrpt-opt 0.1 computed).
     solver : str
         Offline solver (``portfolio``, ``cpsat``, ``milp``).
     time_limit_s : float
@@ -78,13 +82,19 @@ class RatioConfig:
     preemptive: bool = True
     solver: str = "portfolio"
     time_limit_s: float = 10.0
+    preemption: str = "continuous"
+
+    def __post_init__(self) -> None:
+        lookup(dict.fromkeys(("continuous", "grid")), self.preemption, what="preemption model")
 
     def key(self, seed: int) -> str:
         """A stable key of (config, seed) for the store."""
-        # "backend" was the solver's field name when the first stores were written: keep the
-        # key, so that existing stores still resume.
+        # "backend" was the solver's field name when the first stores were written, and they
+        # held grid optima: keep those keys, so that existing stores still resume.
         doc = asdict(self)
         doc["backend"] = doc.pop("solver")
+        if doc["preemption"] == "grid" or not self.preemptive:
+            del doc["preemption"]
         text = json.dumps({**doc, "seed": seed}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -110,6 +120,7 @@ def evaluate_instance(config: RatioConfig, seed: int) -> dict[str, Any]:
     off = solve(
         inst,
         preemptive=config.preemptive,
+        preemption=config.preemption,
         cluster_model="pooled",
         solver=config.solver,
         params=SolverParams(time_limit_s=config.time_limit_s),

@@ -33,7 +33,8 @@ from asrpt_opt.datasets import resolve_instance, resolve_preset
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
 from asrpt_opt.policies import POLICIES
-from asrpt_opt.solvers.solve import SOLVERS
+from asrpt_opt.solvers.params import CONTINUOUS_MAX_JOBS
+from asrpt_opt.solvers.solve import PREEMPTION_MODELS, SOLVERS
 from asrpt_opt.speed.default import SOLVE_CLUSTER_MODELS
 
 __all__ = ["add_parsers"]
@@ -58,15 +59,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         res = solve(
             inst,
             preemptive=args.preemptive,
+            preemption=args.preemption,
             cluster_model=args.cluster_model,
             solver=args.solver,
             params=params,
         )
     if args.record:
-        kind = "pmtn" if res.preemptive else "nonpmtn"
+        kind = (
+            ("pmtn" if res.preemption == "continuous" else "grid") if res.preemptive else "nonpmtn"
+        )
         path = Path(args.record) / f"{inst.name}.{res.cluster_model}.{kind}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        record = optimum_record(res, inst, source=Path(args.instance).name)
+        record = optimum_record(res, inst, source=Path(resolve_instance(args.instance)).name)
         atomic_write_text(path, json.dumps(record, indent=2) + "\n")
         if not args.json:
             print(f"recorded in {path}")
@@ -88,8 +92,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ("proven lower bound (s)", res.bound_s if res.bound_s is not None else "-"),
         ("backend", res.backend),
         (
-            "placement",
-            f"{res.cluster_model}, {'preemptive' if res.preemptive else 'non-preemptive'}",
+            "model",
+            f"{res.cluster_model}, "
+            + (f"preemptive ({res.model()['time']})" if res.preemptive else "non-preemptive"),
+        ),
+        *(
+            [
+                (
+                    f"unit-grid optimum (preempting at multiples of {res.grid.time_unit_s:g} s)",
+                    f"{res.grid.objective_s} ({res.grid.status.value})",
+                )
+            ]
+            if res.grid is not None
+            else []
         ),
         ("solver", res.solver),
         ("wall (s)", res.wall_s),
@@ -116,6 +131,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         n=args.n,
         policies=name_list(args.policies, POLICIES, "policy"),
         preemptive=not args.nonpreemptive_opt,
+        preemption=args.preemption,
         solver=args.solver,
         time_limit_s=args.time_limit,
     )
@@ -170,7 +186,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    opt = "preemptive (integer preemption)" if config.preemptive else "non-preemptive"
+    opt = (
+        f"preemptive ({'continuous time' if config.preemption == 'continuous' else 'unit grid'})"
+        if config.preemptive
+        else "non-preemptive"
+    )
     print(
         f"{args.seeds} instances of family {args.family!r}, n={args.n}; OPT = offline {opt} "
         "optimum on the pooled cluster"
@@ -273,7 +293,17 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--preemptive",
         action="store_true",
-        help="allow preemption at integer multiples of the instance's time unit",
+        help="allow preemption (at any time; see --preemption)",
+    )
+    p.add_argument(
+        "--preemption",
+        choices=PREEMPTION_MODELS,
+        default="continuous",
+        help="with --preemptive: preempt at any real time (continuous: exact on the pooled "
+        f"cluster for up to {CONTINUOUS_MAX_JOBS} jobs, otherwise an interval), or only at "
+        "multiples of "
+        "the instance's time unit (grid: an upper bound on the continuous optimum); "
+        "default continuous",
     )
     p.add_argument(
         "--cluster-model",
@@ -371,6 +401,13 @@ def add_parsers(sub: Any) -> None:
         default=10.0,
         metavar="S",
         help="offline solver seconds per instance, model building included",
+    )
+    p.add_argument(
+        "--preemption",
+        choices=PREEMPTION_MODELS,
+        default="continuous",
+        help="preemptive OPT over every schedule (continuous, the default: exact for small n, "
+        "an interval otherwise) or over schedules preempting at integer times only (grid)",
     )
     p.add_argument(
         "--nonpreemptive-opt",

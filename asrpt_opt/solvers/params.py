@@ -10,7 +10,11 @@ from pathlib import Path
 
 from asrpt_opt.errors import SolverError
 
-__all__ = ["SolverParams", "load_preset"]
+__all__ = ["CONTINUOUS_MAX_JOBS", "SolverParams", "load_preset"]
+
+#: The most jobs the exact continuous-time preemptive search is tried on (the number of event
+#: sequences grows like (2n - 1)!!); :mod:`asrpt_opt.solvers.continuous` uses it.
+CONTINUOUS_MAX_JOBS = 12
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,6 +20,7 @@ __all__ = [
     "STATUSES",
     "BackendOutcome",
     "Deadline",
+    "GridOptimum",
     "OutOfTime",
     "SolveResult",
     "SolveStatus",
@@ -98,6 +99,36 @@ class BackendOutcome:
 
 
 @dataclass(frozen=True, kw_only=True)
+class GridOptimum:
+    """The unit-grid preemptive solve behind a continuous-time preemptive result.
+
+    Attributes
+    ----------
+    time_unit_s : float
+        Preemption happened only at multiples of this.
+    status : SolveStatus
+        ``OPTIMAL``: ``objective_s`` is the optimum among schedules on the grid (an upper
+        bound on the continuous-time optimum, not a lower one).
+    objective_s, bound_s : float or None
+        The grid model's best value and its proven bound (valid on the grid only).
+    """
+
+    time_unit_s: float
+    status: SolveStatus
+    objective_s: float | None
+    bound_s: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        """Encode as ``{"time_unit_s", "status", "objective_s", "bound_s"}``."""
+        return {
+            "time_unit_s": self.time_unit_s,
+            "status": self.status.value,
+            "objective_s": self.objective_s,
+            "bound_s": self.bound_s,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
 class SolveResult:
     """Outcome of an offline solve.
 
@@ -126,8 +157,12 @@ class SolveResult:
         What the solved model is to the instance as written: ``exact`` (the instance's own
         GPU-sharing rule), ``relaxation`` (pooled while jobs spread at a slowdown: its
         optimum is a lower bound on the instance's) or ``restriction`` (server-local: an
-        upper bound). Preemptive models are also restricted to preempting on a time grid
+        upper bound).
+    preemption : {"continuous", "grid"} or None
+        For preemptive models: preemption at any time, or only on the unit grid
         (``model["time"]`` in :meth:`to_json`).
+    grid : GridOptimum or None
+        With continuous preemption, the unit-grid solve it started from.
     """
 
     status: SolveStatus
@@ -142,11 +177,14 @@ class SolveResult:
     params: dict[str, Any] = field(default_factory=dict)
     message: str = ""
     relation: str = "exact"
+    preemption: str | None = None
+    grid: GridOptimum | None = None
 
     def model(self) -> dict[str, Any]:
         """The model solved: ``preemptive``, ``cluster_model``, ``relation`` to the instance
-        as written, and ``time`` (``continuous`` without preemption; with it, preemption on
-        a grid of ``time_unit_s``, so the optimum is over those schedules only).
+        as written, and ``time``: ``continuous`` (without preemption, or with preemption at
+        any time) or preemption on a grid of ``time_unit_s``, so that the optimum is over
+        those schedules only.
 
         Returns
         -------
@@ -158,7 +196,7 @@ class SolveResult:
             "cluster_model": self.cluster_model,
             "relation": self.relation,
             "time": f"preemption at multiples of {unit:g} s"
-            if self.preemptive and unit is not None
+            if self.preemptive and self.preemption == "grid" and unit is not None
             else "continuous",
         }
 
@@ -172,6 +210,7 @@ class SolveResult:
             "placement": self.cluster_model,
             "preemptive": self.preemptive,
             "model": self.model(),
+            **({"grid": self.grid.to_json()} if self.grid is not None else {}),
             "solver": self.solver,
             "wall_s": self.wall_s,
             "params": self.params,

@@ -46,6 +46,7 @@ from asrpt_opt.speed.default import (
 
 __all__ = [
     "BACKENDS",
+    "PREEMPTION_MODELS",
     "SOLVERS",
     "SOLVE_CLUSTER_MODELS",
     "SolverParams",
@@ -84,6 +85,9 @@ BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
 
 #: What ``solve --solver`` accepts: a backend, or the portfolio (CP-SAT, then the MILP).
 SOLVERS = ("portfolio", *BACKENDS)
+
+#: What ``solve --preemption`` accepts: preemption at any time, or on the unit grid.
+PREEMPTION_MODELS = ("continuous", "grid")
 
 
 def _version(package: str) -> str:
@@ -215,6 +219,7 @@ def solve(
     instance: Instance,
     *,
     preemptive: bool = False,
+    preemption: str = "continuous",
     cluster_model: str = "instance",
     solver: str = "portfolio",
     params: SolverParams | None = None,
@@ -229,8 +234,17 @@ def solve(
     instance : Instance
         Abstract jobs only.
     preemptive : bool
-        Allow preemption at integer multiples of the instance's time unit (the largest unit
-        that divides every release and duration); otherwise jobs run without interruption.
+        Allow preemption; otherwise jobs run without interruption.
+    preemption : {"continuous", "grid"}
+        With ``preemptive``: ``continuous`` (the default) is the model of every preemptive
+        schedule, jobs preempted and resumed at any real time. Its optimum is computed
+        exactly on the pooled cluster for up to
+        :data:`~asrpt_opt.solvers.continuous.MAX_JOBS` jobs
+        (:func:`~asrpt_opt.solvers.continuous.continuous_preemptive_optimum`, after a
+        unit-grid solve that supplies an incumbent and is reported as ``grid``); its
+        ``bound_s`` holds for every preemptive schedule. ``grid`` restricts preemption to
+        integer multiples of the instance's time unit (the largest unit that divides every
+        release and duration): an upper bound on the continuous optimum.
     cluster_model : {"instance", "pooled", "server-local", "spread"}
         How jobs share the cluster's GPUs. ``instance`` (the default): the instance as written
         (:func:`~asrpt_opt.speed.default.instance_cluster_model`: ``spread`` when some job
@@ -269,8 +283,46 @@ def solve(
     if cluster_model == "instance":
         cluster_model = instance_cluster_model(instance)
     _check_model(cluster_model, solver, preemptive)
-    relation = _relation(instance, cluster_model)
+    if preemption not in PREEMPTION_MODELS:
+        raise UnknownNameError("preemption model", preemption, PREEMPTION_MODELS)
     params = params or SolverParams()
+    if preemptive and preemption == "continuous":
+        from asrpt_opt.solvers.continuous import solve_continuous
+
+        return solve_continuous(
+            instance,
+            cluster_model=cluster_model,
+            params=params,
+            grid_solve=lambda p: _solve_grid(
+                instance,
+                preemptive=True,
+                cluster_model=cluster_model,
+                solver=solver,
+                params=p,
+                lp_bound=lp_bound,
+            ),
+        )
+    return _solve_grid(
+        instance,
+        preemptive=preemptive,
+        cluster_model=cluster_model,
+        solver=solver,
+        params=params,
+        lp_bound=lp_bound,
+    )
+
+
+def _solve_grid(
+    instance: Instance,
+    *,
+    preemptive: bool,
+    cluster_model: str,
+    solver: str,
+    params: SolverParams,
+    lp_bound: bool,
+) -> SolveResult:
+    """Solve the non-preemptive model, or the preemptive one on the unit grid."""
+    relation = _relation(instance, cluster_model)
     t0 = time.perf_counter()
     deadline = Deadline(params.time_limit_s)
     online = _online_incumbent(instance, preemptive=preemptive, cluster_model=cluster_model)
@@ -294,6 +346,7 @@ def solve(
             solver="",
             message=str(exc),
             relation=relation,
+            preemption="grid" if preemptive else None,
         )
     run = _Run(instance, data, cluster_model=cluster_model, preemptive=preemptive)
     if online is not None and online[1] < run.value:
@@ -332,7 +385,7 @@ def solve(
                 raise
     if preemptive:
         run.messages.append(
-            f"preemptive optimum is over schedules that preempt at multiples of {data.unit_s:g} s"
+            f"optimum over schedules that preempt at multiples of {data.unit_s:g} s only"
         )
     return SolveResult(
         status=SolveStatus.OPTIMAL if run.proven() else SolveStatus.FEASIBLE,
@@ -353,6 +406,7 @@ def solve(
         },
         message="; ".join(run.messages),
         relation=relation,
+        preemption="grid" if preemptive else None,
     )
 
 

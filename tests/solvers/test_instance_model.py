@@ -69,7 +69,7 @@ def test_tiny_abstract_hidden_spread_optimum(capsys):
 def test_instances_without_slowdowns_are_pooled_and_exact():
     inst = load_example("bursty-n12-s0")
     assert instance_cluster_model(inst) == "pooled"
-    res = solve(inst, preemptive=True)
+    res = solve(inst, preemptive=True, preemption="grid")
     assert res.relation == "exact"
     assert res.model()["time"].startswith("preemption at multiples of")
 
