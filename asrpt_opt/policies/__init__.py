@@ -1,8 +1,8 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
-['2d-las', 'a-srpt', 'fifo', 'gittins', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf',
- 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
+['2d-las', 'a-srpt', 'fifo', 'gittins', 'prr', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt',
+ 'srsf', 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from asrpt_opt.policies.asrpt import ASRPT
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.serverfilling import ServerFillingSRPT
 from asrpt_opt.policies.sjf import SJF
@@ -33,6 +34,7 @@ __all__ = [
     "Gittins",
     "ListScheduler",
     "Policy",
+    "PreferentialRoundRobin",
     "ServerFillingSRPT",
     "TiresiasDLAS",
     "TiresiasGittins",
@@ -56,6 +58,7 @@ for _name, _factory in (
     ("qssf", QSSF),
     ("serverfilling-srpt", ServerFillingSRPT),
     ("gittins", Gittins),
+    ("prr", PreferentialRoundRobin),
 ):
     register_policy(_name, _factory)
 

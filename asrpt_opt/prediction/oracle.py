@@ -17,7 +17,7 @@ from asrpt_opt.errors import UsageError
 from asrpt_opt.model.job import Job
 from asrpt_opt.prediction._params import ParamsMixin
 
-__all__ = ["NoisyOraclePredictor", "OraclePredictor", "true_work"]
+__all__ = ["AdversarialPredictor", "NoisyOraclePredictor", "OraclePredictor", "true_work"]
 
 
 def true_work(job: Job) -> float:
@@ -96,7 +96,7 @@ class NoisyOraclePredictor(ParamsMixin):
 
     References
     ----------
-    .. [1] S. Purohit, Z. Svitkina, R. Kumar, "Improving online algorithms via ML
+    .. [1] M. Purohit, Z. Svitkina, R. Kumar, "Improving online algorithms via ML
        predictions", NeurIPS 2018.
     """
 
@@ -150,3 +150,58 @@ class NoisyOraclePredictor(ParamsMixin):
         truth = np.array([true_work(j) for j in jobs], dtype=np.float64)
         spread = np.log(self.mu)
         return truth * self.bias * np.exp(self.rng_.uniform(-spread, spread, size=truth.size))
+
+
+class AdversarialPredictor(ParamsMixin):
+    """Predictions that reverse the order of the true lengths: ``pivot**2 / truth``.
+
+    A job of length ``pivot`` is predicted exactly; every longer job is predicted shorter
+    than every shorter one. With ``pivot = sqrt(min * max)`` of an instance's lengths every
+    prediction is within a factor ``max / min`` of the truth, and a policy that trusts the
+    predictions runs the jobs longest first: the adversarial end of a robustness curve.
+
+    Parameters
+    ----------
+    pivot : float
+        The length predicted exactly, > 0, in work units.
+    """
+
+    def __init__(self, pivot: float = 1.0) -> None:
+        self.pivot = pivot
+
+    @property
+    def never_underestimates(self) -> bool:
+        """False: every job longer than ``pivot`` is underestimated."""
+        return False
+
+    def fit(self, history: Sequence[Job] = ()) -> AdversarialPredictor:
+        """Validate ``pivot``.
+
+        Parameters
+        ----------
+        history : sequence of Job
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        if not (self.pivot > 0 and np.isfinite(self.pivot)):
+            raise UsageError(f"pivot must be a finite number > 0, got {self.pivot!r}")
+        self.n_history_ = len(history)
+        return self
+
+    def predict(self, jobs: Sequence[Job]) -> NDArray[np.float64]:
+        """Return ``pivot**2 / truth``.
+
+        Parameters
+        ----------
+        jobs : sequence of Job
+
+        Returns
+        -------
+        ndarray
+        """
+        truth = np.array([true_work(j) for j in jobs], dtype=np.float64)
+        out: NDArray[np.float64] = self.pivot**2 / truth
+        return out

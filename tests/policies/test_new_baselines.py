@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model import Cluster, Instance, Job
 from asrpt_opt.policies import POLICIES, PRIMARY
 from asrpt_opt.sim import simulate
@@ -55,3 +57,62 @@ def test_qssf_orders_by_predicted_gpu_time():
     inst = _instance([("W", 0, 4, 1), ("P", 0.5, 4, 2), ("Q", 0.5, 1, 5)])
     assert _completions(inst, "sjf") == {"W": 1, "P": 3, "Q": 8}
     assert _completions(inst, "qssf") == {"W": 1, "P": 8, "Q": 6}
+
+
+class _Fixed:
+    """Predicts the given work per job id (hand-set errors)."""
+
+    def __init__(self, work):
+        self.work = work
+
+    def fit(self, history=()):
+        return self
+
+    def predict(self, jobs):
+        return np.array([self.work[j.id] for j in jobs], dtype=float)
+
+
+def _prr(inst, work=None, **params):
+    predictor = _Fixed(work) if work is not None else None
+    result = simulate(inst, "prr", predictor=predictor, **params)
+    return {run.id: run.completion_s for run in result.schedule.runs}
+
+
+def test_prr_is_registered_and_compared():
+    assert "prr" in POLICIES
+    assert "prr" in PRIMARY
+
+
+def test_prr_alternates_round_robin_and_predicted_quanta():
+    # One GPU, A (4 s) and B (1 s) at 0, quantum 1 s, trust 0.5: quantum 0 is round robin
+    # (both unserved, A released first: A runs 0..1), quantum 1 predicted (B's 1 s left is
+    # shortest: B runs 1..2), then A alone to 5. Sum 7 (SRPT: 6, round robin: 7).
+    inst = _instance([("A", 0, 1, 4), ("B", 0, 1, 1)], servers=(1,))
+    assert _prr(inst, quantum_s=1.0) == {"A": 5, "B": 2}
+    # trust 1: always the predictions, which is SRPT here.
+    assert _prr(inst, quantum_s=1.0, trust=1.0) == {"A": 5, "B": 1}
+
+
+def test_prr_bounds_the_damage_of_a_wrong_prediction():
+    # B is predicted at 100 s instead of 1 s. Pure prediction (trust 1) runs A first: B ends
+    # at 5, sum 9. With trust 0.5, B gets the round-robin quantum at 2 (A has 2 s of
+    # service, B none) and ends at 3: sum 8.
+    inst = _instance([("A", 0, 1, 4), ("B", 0, 1, 1)], servers=(1,))
+    wrong = {"A": 4.0, "B": 100.0}
+    assert _prr(inst, wrong, quantum_s=1.0, trust=1.0) == {"A": 4, "B": 5}
+    assert _prr(inst, wrong, quantum_s=1.0) == {"A": 5, "B": 3}
+
+
+def test_prr_gangs_fill_the_cluster_in_order():
+    # 4 GPUs; W (4 GPUs, 2 s) and N (1 GPU, 2 s) at 0, trust 1 (predictions): both are 2 s,
+    # W released first runs alone (N cannot fit beside it), then N: W 2, N 4.
+    inst = _instance([("W", 0, 4, 2), ("N", 0, 1, 2)])
+    assert _prr(inst, quantum_s=1.0, trust=1.0) == {"W": 2, "N": 4}
+
+
+def test_prr_rejects_bad_knobs():
+    inst = _instance([("A", 0, 1, 1)])
+    with pytest.raises(UsageError, match="trust"):
+        simulate(inst, "prr", trust=0.0)
+    with pytest.raises(UsageError, match="quantum_s"):
+        simulate(inst, "prr", quantum_s=-1.0)

@@ -99,7 +99,8 @@ def test_no_decision_at_a_cancelled_completion():
 @pytest.mark.parametrize("overhead", [0.0, 0.5])
 def test_decisions_only_at_events_on_random_instances(overhead):
     rng = np.random.default_rng(2026)
-    others = [p for p in PRIMARY if p != "a-srpt"]
+    # PRR slices time into quanta: it is consulted at the boundaries it asks for (below).
+    others = [p for p in PRIMARY if p not in ("a-srpt", "prr")]
     for k in range(500):
         inst = _random_instance(rng)
         rec = _check(inst, "a-srpt", overhead)
@@ -130,3 +131,19 @@ def test_asrpt_wakes_exactly_when_a_noisy_prediction_runs_out():
             # predictions only grow, so it is at least the first prediction.
             assert any(w >= predicted[j] * (1 - 1e-9) for j, w in call["work"].items())
     assert woke > 0
+
+
+def test_prr_is_consulted_at_events_and_at_the_quantum_ends_it_asks_for():
+    rng = np.random.default_rng(11)
+    for _ in range(100):
+        inst = _random_instance(rng)
+        rec = Recorder(make_policy("prr", quantum_s=1.5))
+        result = simulate(inst, rec, restore_overhead_s=0.5)
+        events = {j.release_s for j in inst.jobs} | {r.completion_s for r in result.schedule.runs}
+        asked = {c["wake"] for c in rec.calls if c["wake"] is not None}
+        for call in rec.calls:
+            t = call["t"]
+            assert any(abs(t - e) <= _TOL for e in events | asked), t
+        # One decision per instant: a quantum's end is never asked for twice.
+        starts = sorted(c["t"] for c in rec.calls)
+        assert starts == sorted(set(starts))
