@@ -1,33 +1,54 @@
-"""Searching for instances on which a policy's ratio to the proven optimum is worst."""
+"""Searching for instances on which a policy's ratio to the proven optimum is worst.
+
+:func:`worst_case` searches one (policy, n); :func:`worst_cases` every pair of a list of
+policies and a range of n, growing each n's start from the worst instance found at n - 1.
+The engine (moves, restarts, cache, store, workers) is :mod:`asrpt_opt.analysis.adversary`.
+Every reported ratio is recomputed at the end from the policy's validated schedule and a
+proven optimum (:func:`verify`).
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from asrpt_opt.analysis.families import make_family_instance
-from asrpt_opt.errors import SolverError
+from asrpt_opt.analysis.adversary import (
+    AdversaryStore,
+    Row,
+    SearchSpace,
+    grow,
+    search_rounds,
+    to_instance,
+)
+from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.sim.engine import simulate
+from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.speed.base import PooledSpeed
 
-__all__ = ["WorstCase", "worst_case"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["SearchSpace", "WorstCase", "plot_worst_ratios", "verify", "worst_case", "worst_cases"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class WorstCase:
-    """The worst instance a local search found.
+    """The worst instance a search found.
 
     Attributes
     ----------
     instance : Instance
     ratio : float
-        ALG / OPT (OPT proven optimal).
+        ALG / OPT, recomputed from the validated schedules (OPT proven optimal).
     policy_value_s, optimum_s : float
     evaluations : int
+        Instances simulated by this run (cached ones not counted).
     """
 
     instance: Instance
@@ -35,6 +56,188 @@ class WorstCase:
     policy_value_s: float
     optimum_s: float
     evaluations: int
+
+
+def verify(
+    policy: str,
+    rows: list[Row],
+    space: SearchSpace,
+    *,
+    name: str,
+    time_limit_s: float = 60.0,
+    preemptive: bool = True,
+    evaluations: int = 0,
+) -> WorstCase:
+    """Re-solve and re-simulate an instance; the ratio from its validated schedules.
+
+    Parameters
+    ----------
+    policy : str
+    rows : list of Row
+    space : SearchSpace
+    name : str
+        The instance's name.
+    time_limit_s : float
+    preemptive : bool
+    evaluations : int
+        Carried into the result.
+
+    Returns
+    -------
+    WorstCase
+
+    Raises
+    ------
+    SolverError
+        When the optimum is not proven again within ``time_limit_s``.
+    """
+    from asrpt_opt.solvers.solve import SolverParams, solve
+
+    inst = to_instance(rows, space, name=name)
+    speed = PooledSpeed()
+    off = solve(
+        inst,
+        preemptive=preemptive,
+        cluster_model="pooled",
+        params=SolverParams(time_limit_s=time_limit_s),
+    )
+    if off.status != "optimal" or off.schedule is None:
+        raise SolverError(f"{name}: the optimum was not proven again in {time_limit_s:g} s")
+    validate_schedule(inst, off.schedule, speed=speed)
+    opt = off.schedule.total_weighted_completion_s(inst)
+    result = simulate(inst, policy, speed=speed)
+    validate_schedule(inst, result.schedule, speed=speed)
+    alg = result.schedule.total_weighted_completion_s(inst)
+    ratio = alg / opt
+    model = "continuous-time preemptive" if preemptive else "non-preemptive"
+    return WorstCase(
+        instance=Instance(
+            name=name,
+            cluster=inst.cluster,
+            jobs=inst.jobs,
+            provenance={
+                "search": "asrpt_opt.analysis.worst_case",
+                "policy": policy,
+                "ratio": ratio,
+                "opt": f"{model} optimum, pooled cluster",
+                "preemptive_opt": preemptive,
+            },
+        ),
+        ratio=ratio,
+        policy_value_s=alg,
+        optimum_s=opt,
+        evaluations=evaluations,
+    )
+
+
+def _executor(workers: int):  # type: ignore[no-untyped-def]
+    if workers <= 1:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers)
+
+
+def worst_cases(
+    policies: Sequence[str],
+    ns: Sequence[int],
+    *,
+    family: str = "poisson",
+    budget_s: float = 60.0,
+    time_limit_s: float = 5.0,
+    preemptive: bool = True,
+    seed: int | np.random.Generator | None = 0,
+    workers: int = 1,
+    store: str | Path | None = None,
+    space: SearchSpace | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[tuple[str, int], WorstCase]:
+    """The worst instance found per policy and n, each n grown from n - 1's worst.
+
+    Parameters
+    ----------
+    policies : sequence of str
+    ns : sequence of int
+        Jobs per instance, searched in increasing order.
+    family : str
+        Family of the random restarts.
+    budget_s : float
+        Wall-clock budget per (policy, n).
+    time_limit_s : float
+        Offline solver limit per evaluation.
+    preemptive : bool
+        Against the continuous-time preemptive optimum (default) or the non-preemptive one.
+    seed : int, Generator or None
+    workers : int
+        Searchers in parallel processes.
+    store : str or Path, optional
+        SQLite file: evaluations and best instances, committed every round (at most 15 s);
+        a rerun resumes from it and never solves an instance twice.
+    space : SearchSpace, optional
+        The cluster and the ranges of durations and releases (default: 2 servers of 4 GPUs,
+        durations and releases up to 20).
+    progress : callable, optional
+        ``progress(elapsed_s, total_s, status)`` after each round.
+
+    Returns
+    -------
+    dict of (policy, n) -> WorstCase
+        Pairs where no proven instance was found are left out.
+    """
+    ns = sorted(set(ns))
+    if not ns or ns[0] < 1 or budget_s <= 0 or workers < 1:
+        raise UsageError("n must be >= 1, the budget > 0 and workers >= 1")
+    space = space or SearchSpace()
+    rng = np.random.default_rng(seed)
+    db = AdversaryStore(store) if store is not None else None
+    pool = _executor(workers)
+    total = int(budget_s * len(ns) * len(policies))
+    out: dict[tuple[str, int], WorstCase] = {}
+    try:
+        for k, policy in enumerate(policies):
+            previous: list[Row] | None = None
+            for i, n in enumerate(ns):
+                offset = int(budget_s * (k * len(ns) + i))
+
+                def tick(elapsed: int, _budget: int, status: str, offset: int = offset) -> None:
+                    if progress is not None:
+                        progress(offset + elapsed, total, status)
+
+                start = grow(previous, space, rng) if previous and len(previous) == n - 1 else None
+                rows, _, evaluations = search_rounds(
+                    policy,
+                    n,
+                    start=start,
+                    family=family,
+                    rng=rng,
+                    budget_s=budget_s,
+                    time_limit_s=time_limit_s,
+                    space=space,
+                    workers=workers,
+                    store=db,
+                    progress=tick,
+                    executor=pool,
+                    preemptive=preemptive,
+                )
+                if rows is None:
+                    previous = None
+                    continue
+                previous = rows
+                out[(policy, n)] = verify(
+                    policy,
+                    rows,
+                    space,
+                    name=f"worst-{policy}-n{n}",
+                    time_limit_s=max(60.0, time_limit_s),
+                    preemptive=preemptive,
+                    evaluations=evaluations,
+                )
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        if db is not None:
+            db.close()
+    return out
 
 
 def worst_case(
@@ -47,13 +250,16 @@ def worst_case(
     preemptive: bool = True,
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[int, int, str], None] | None = None,
+    workers: int = 1,
+    store: str | Path | None = None,
+    space: SearchSpace | None = None,
 ) -> WorstCase:
-    """Hill-climb over small instances to maximise ``policy``'s ratio to the proven optimum.
+    """Search for an instance maximising ``policy``'s ratio to the proven optimum.
 
-    Starting from a random instance of ``family``, each step changes one job's release,
-    duration or width by a small random amount and keeps the change if the ratio does not
-    drop; only instances whose optimum is proven count. Restarts from a fresh instance after
-    50 steps without improvement.
+    Local search with restarts (:mod:`asrpt_opt.analysis.adversary`): moves on releases,
+    durations and widths, pushes to the edges of the space, clones, aligned releases,
+    replaced jobs and refinement of the time grid; restarts from a kicked best, a family
+    instance and a random one. Only instances whose optimum is proven count.
 
     Parameters
     ----------
@@ -65,105 +271,85 @@ def worst_case(
     time_limit_s : float
         Offline solver limit per evaluation.
     preemptive : bool
-        Offline model.
+        Offline model: the continuous-time preemptive optimum (default) or the
+        non-preemptive one.
     seed : int, Generator or None
     progress : callable, optional
-        ``progress(elapsed_s, budget_s, status)`` after each evaluation (whole seconds).
+        ``progress(elapsed_s, budget_s, status)`` after each round (whole seconds).
+    workers : int
+        Searchers in parallel processes.
+    store : str or Path, optional
+        SQLite file to resume from and commit to (see :func:`worst_cases`).
+    space : SearchSpace, optional
 
     Returns
     -------
     WorstCase
+
+    Raises
+    ------
+    SolverError
+        When no instance with a proven optimum was found within the budget.
     """
-    from asrpt_opt.model.job import Job
-    from asrpt_opt.solvers.solve import SolverParams, solve
-
-    rng = np.random.default_rng(seed)
-    params = SolverParams(time_limit_s=time_limit_s)
-    speed = PooledSpeed()
-
-    def score(inst: Instance) -> tuple[float, float, float] | None:
-        off = solve(inst, preemptive=preemptive, params=params)
-        if off.status != "optimal" or not off.objective_s:
-            return None
-        alg = simulate(inst, policy, speed=speed).metrics.total_weighted_completion_s
-        return alg / off.objective_s, alg, off.objective_s
-
-    def mutate(inst: Instance) -> Instance:
-        jobs = list(inst.jobs)
-        k = int(rng.integers(len(jobs)))
-        j = jobs[k]
-        what = rng.integers(3)
-        m = inst.cluster.total_gpus
-        release, dur, gpus = j.release_s, float(j.duration_s or 1), j.gpus
-        step = int(rng.choice([-2, -1, 1, 2]))
-        if what == 0:
-            release = max(0.0, release + step)
-        elif what == 1:
-            dur = float(min(20, max(1, dur + step)))
-        else:
-            gpus = int(min(m, max(1, gpus + step)))
-        jobs[k] = Job(id=j.id, release_s=release, gpus=gpus, duration_s=dur, weight=j.weight)
-        return Instance(name=inst.name, cluster=inst.cluster, jobs=tuple(jobs))
-
-    start = time.perf_counter()
-    best: WorstCase | None = None
-    evaluations = 0
-    while time.perf_counter() - start < budget_s:
-        current = make_family_instance(family, n, rng)
-        cur = score(current)
-        evaluations += 1
-        if cur is None:
-            continue
-        stale = 0
-        while stale < 50 and time.perf_counter() - start < budget_s:
-            cand = mutate(current)
-            got = score(cand)
-            evaluations += 1
-            if got is not None and got[0] >= cur[0]:
-                stale = 0 if got[0] > cur[0] else stale + 1
-                current, cur = cand, got
-            else:
-                stale += 1
-            if best is None or cur[0] > best.ratio:
-                best = WorstCase(
-                    instance=current,
-                    ratio=cur[0],
-                    policy_value_s=cur[1],
-                    optimum_s=cur[2],
-                    evaluations=evaluations,
-                )
-            if progress is not None:
-                elapsed = min(int(time.perf_counter() - start), int(budget_s))
-                progress(
-                    elapsed, int(budget_s), f"best ratio {best.ratio:.4f}, {evaluations} eval"
-                )
-        if best is None or cur[0] > best.ratio:
-            best = WorstCase(
-                instance=current,
-                ratio=cur[0],
-                policy_value_s=cur[1],
-                optimum_s=cur[2],
-                evaluations=evaluations,
-            )
-    if progress is not None:  # the budget is spent: the bar ends full
-        status = f"best ratio {best.ratio:.4f}" if best is not None else "nothing proven"
-        progress(int(budget_s), int(budget_s), status)
-    if best is None:
-        raise SolverError("no instance with a proven optimum was found within the budget")
-    return WorstCase(
-        instance=Instance(
-            name=f"worst-{policy}-n{n}",
-            cluster=best.instance.cluster,
-            jobs=best.instance.jobs,
-            provenance={
-                "search": "asrpt_opt.analysis.ratio.worst_case",
-                "policy": policy,
-                "ratio": best.ratio,
-                "preemptive_opt": preemptive,
-            },
-        ),
-        ratio=best.ratio,
-        policy_value_s=best.policy_value_s,
-        optimum_s=best.optimum_s,
-        evaluations=evaluations,
+    found = worst_cases(
+        [policy],
+        [n],
+        family=family,
+        budget_s=budget_s,
+        time_limit_s=time_limit_s,
+        preemptive=preemptive,
+        seed=seed,
+        workers=workers,
+        store=store,
+        space=space,
+        progress=progress,
     )
+    if (policy, n) not in found:
+        raise SolverError("no instance with a proven optimum was found within the budget")
+    if progress is not None:  # the budget is spent: the bar ends full
+        progress(int(budget_s), int(budget_s), f"best ratio {found[(policy, n)].ratio:.4f}")
+    return found[(policy, n)]
+
+
+def plot_worst_ratios(
+    found: dict[tuple[str, int], WorstCase], *, ax: Axes | None = None
+) -> Figure:
+    """The worst ratio found against n, one line per policy.
+
+    Parameters
+    ----------
+    found : dict of (policy, n) -> WorstCase
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from asrpt_opt.analysis.plots import policy_colours
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 3.2))
+    names = list(dict.fromkeys(p for p, _ in found))
+    for name, colour in zip(names, policy_colours(names), strict=True):
+        ns = sorted(n for p, n in found if p == name)
+        ax.plot(
+            ns,
+            [found[(name, n)].ratio for n in ns],
+            marker="o",
+            ms=3,
+            lw=2.0 if name == "a-srpt" else 1.2,
+            color=colour,
+            label=name,
+        )
+    ax.set_xlabel("jobs n")
+    ax.set_ylabel("worst ALG / OPT found")
+    ax.set_title("worst ratio found (OPT: proven optimum)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig = ax.get_figure(root=True)
+    assert isinstance(fig, Figure)
+    fig.tight_layout()
+    return fig

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Sequence
 
 from asrpt_opt import __version__
-from asrpt_opt.cli import data, learning, offline, placement, simulate
+from asrpt_opt.cli import data, offline, placement, simulate, theory
 from asrpt_opt.cli._common import (
     Parser,
 )
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
-    for group in (simulate, offline, learning, placement, data):
+    for group in (simulate, offline, theory, placement, data):
         group.add_parsers(sub)
     return parser
 

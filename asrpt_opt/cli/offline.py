@@ -1,10 +1,9 @@
-"""Commands on offline optima: solve, ratio, worst-case."""
+"""Commands on offline optima: solve, ratio, export."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -217,48 +216,6 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_worst_case(args: argparse.Namespace) -> int:
-    """Local search for an instance where a policy's ratio is worst."""
-    from asrpt_opt.analysis.worst_case import worst_case
-    from asrpt_opt.model.io import dump_instance
-
-    output_file(args.out, option="--out")
-    budget = args.budget.rstrip("s")
-    try:
-        budget_s = float(budget)
-    except ValueError:
-        raise UsageError(f"invalid --budget {args.budget!r}: give seconds, e.g. 300s") from None
-    if not (math.isfinite(budget_s) and budget_s > 0):
-        raise UsageError(f"invalid --budget {args.budget!r}: give a finite number of seconds > 0")
-    found = worst_case(
-        args.policy,
-        args.n,
-        family=args.family,
-        budget_s=budget_s,
-        time_limit_s=args.time_limit,
-        seed=args.seed,
-        progress=Progress(f"worst-case {args.policy} n={args.n} (s)", not args.json),
-    )
-    dump_instance(found.instance, args.out)
-    out = {
-        "policy": args.policy,
-        "ratio": found.ratio,
-        "policy_value_s": found.policy_value_s,
-        "optimum_s": found.optimum_s,
-        "evaluations": found.evaluations,
-        "instance": args.out,
-    }
-    if args.json:
-        emit_json(out)
-        return 0
-    print(
-        f"worst ratio found for {args.policy}: {found.ratio:.4f} "
-        f"({found.policy_value_s:g} vs proven optimum {found.optimum_s:g}) after "
-        f"{found.evaluations} evaluations; instance written to {args.out}"
-    )
-    return 0
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a ratio store's rows as a table (CSV or Parquet)."""
     from asrpt_opt.analysis.sweep import ResultStore
@@ -417,29 +374,6 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write ratio-cdf.png and ratio-vs-load.png here")
     add_format_option(p)
     p.set_defaults(func=cmd_ratio)
-
-    p = sub.add_parser("worst-case", help="search for an instance with a bad ratio")
-    p.add_argument(
-        "--policy",
-        default="a-srpt",
-        type=registry_name(POLICIES, "policy"),
-        metavar="NAME",
-        help=f"one of {', '.join(POLICIES)} (default a-srpt)",
-    )
-    p.add_argument("--n", type=whole(1), default=6)
-    p.add_argument(
-        "--family",
-        default="poisson",
-        type=registry_name(FAMILIES, "family"),
-        metavar="NAME",
-        help=f"one of {', '.join(FAMILIES)} (default poisson)",
-    )
-    p.add_argument("--budget", default="60s", help="wall-clock budget, e.g. 300s")
-    p.add_argument("--time-limit", type=finite(0, strict=True), default=5.0, metavar="S")
-    p.add_argument("--seed", type=whole(0), default=0)
-    p.add_argument("--out", default="worst-case.json", help="instance file to write")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_worst_case)
 
     p = sub.add_parser("export", help="a ratio store's rows as a CSV or Parquet table")
     p.add_argument("store", help="the SQLite file of `asrpt-opt ratio --store`")

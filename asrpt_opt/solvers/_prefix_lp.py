@@ -240,6 +240,7 @@ class PrefixLP:
         n_ev = len(events)
         times = x[:n_ev]
         pieces: list[tuple[float, float, int, int]] = []
+        t = -math.inf
         col = n_ev
         released = done = 0
         for e, (kind, ev) in enumerate(events[:-1]):
@@ -247,7 +248,9 @@ class PrefixLP:
                 released |= self.released_by[ev]
             else:
                 done |= 1 << ev
-            t = times[e]
+            # Never before the previous interval's last piece: its lengths may exceed its span
+            # by the LP's tolerance.
+            t = max(t, times[e])
             for _, chosen in self.configs(released & ~done):
                 length = x[col]
                 col += 1

@@ -1,0 +1,123 @@
+"""The adversary: it improves on where it starts, its ratios are recomputed from validated
+schedules and proven optima, and its store resumes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from asrpt_opt.analysis.adversary import (
+    AdversaryStore,
+    Evaluator,
+    SearchSpace,
+    canonical,
+    mutate,
+    search_rounds,
+    to_instance,
+)
+from asrpt_opt.analysis.worst_case import verify, worst_cases
+from asrpt_opt.cli import main
+from asrpt_opt.sim import simulate, validate_schedule
+from asrpt_opt.solvers import SolverParams, solve
+from asrpt_opt.speed.base import PooledSpeed
+
+SPACE = SearchSpace()
+#: A-SRPT is optimal here: three 1-GPU jobs released together on 8 GPUs.
+EASY = [(0.0, 1, 2.0, 1.0), (0.0, 1, 3.0, 1.0), (0.0, 1, 4.0, 1.0)]
+
+
+def test_a_narrow_long_job_blocks_wide_short_ones():
+    # The family behind A-SRPT's bad ratios: a 1-GPU 20 s job finishes at 2.5 on the virtual
+    # machine, keeps the top rank, and six 8-GPU 1 s jobs released at 3 wait until 20.
+    rows = [(0.0, 1, 20.0, 1.0)] + [(3.0, 8, 1.0, 1.0)] * 6
+    case = verify("a-srpt", rows, SPACE, name="blocked")
+    assert case.policy_value_s == pytest.approx(20 + sum(20 + i for i in range(1, 7)))
+    assert case.optimum_s == pytest.approx(65.0)  # wide jobs at 3..9, the long one to 26
+    assert case.ratio == pytest.approx(161 / 65)
+
+
+def test_moves_stay_in_the_space_and_order_does_not_matter():
+    rng = np.random.default_rng(0)
+    rows = EASY
+    for _ in range(300):
+        rows = mutate(rows, SPACE, rng)
+        assert len(rows) == 3
+        for r, q, p, _w in rows:
+            assert 0 <= r <= SPACE.max_release_s
+            assert 1 <= q <= SPACE.total_gpus
+            assert 1 <= p <= SPACE.max_duration_s
+    assert canonical(rows) == canonical(list(reversed(rows)))
+
+
+def test_the_search_improves_on_its_start_and_the_ratio_is_recomputed():
+    evaluator = Evaluator("a-srpt", SPACE, time_limit_s=5)
+    assert evaluator.score(EASY) == pytest.approx(1.0)
+    rows, ratio, evaluations = search_rounds(
+        "a-srpt",
+        3,
+        start=EASY,
+        family="poisson",
+        rng=np.random.default_rng(3),
+        budget_s=4.0,
+        time_limit_s=5.0,
+        space=SPACE,
+        workers=1,
+        store=None,
+    )
+    assert rows is not None
+    assert evaluations > 10
+    assert ratio > 1.05
+    # Independently: a fresh solve proves the optimum, both schedules pass the validator,
+    # and the ratio is theirs.
+    inst = to_instance(rows, SPACE)
+    off = solve(inst, preemptive=True, params=SolverParams(time_limit_s=30))
+    assert off.status == "optimal"
+    validate_schedule(inst, off.schedule, speed=PooledSpeed())
+    alg = simulate(inst, "a-srpt", speed=PooledSpeed())
+    validate_schedule(inst, alg.schedule, speed=PooledSpeed())
+    recomputed = alg.schedule.total_weighted_completion_s(inst) / off.objective_s
+    assert recomputed == pytest.approx(ratio)
+
+
+def test_store_resumes_from_its_best_and_never_solves_twice(tmp_path):
+    path = tmp_path / "adv.sqlite"
+    first = worst_cases(["fifo"], [3], budget_s=2.0, seed=1, store=path)
+    db = AdversaryStore(path)
+    best = db.best("fifo", SPACE, 3)
+    cached = db.cache("fifo", SPACE)
+    db.close()
+    assert best is not None
+    assert best[1] == pytest.approx(first[("fifo", 3)].ratio)
+    assert len(cached) > 0
+    again = worst_cases(["fifo"], [3], budget_s=1.0, seed=2, store=path)
+    assert again[("fifo", 3)].ratio >= first[("fifo", 3)].ratio - 1e-12
+    evaluator = Evaluator("fifo", SPACE, time_limit_s=5, cache=cached)
+    assert evaluator.score(best[0]) == pytest.approx(best[1])
+    assert evaluator.evaluations == 0  # answered from the store
+
+
+def test_a_store_that_is_not_one_is_refused(tmp_path, capsys):
+    bad = tmp_path / "x.sqlite"
+    bad.write_text("not a database")
+    status = main(["worst-case", "--n", "3", "--budget", "1s", "--store", str(bad)])
+    assert status == 2
+    assert "not an adversary store" in capsys.readouterr().err
+
+
+def test_cli_searches_every_policy_and_n(tmp_path, capsys):
+    out = tmp_path / "worst"
+    argv = ["worst-case", "--policies", "a-srpt,fifo", "--n", "3..4", "--budget", "1.5s"]
+    assert main([*argv, "--out-dir", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    pairs = {(r["policy"], r["n"]) for r in data["results"]}
+    assert pairs == {("a-srpt", 3), ("a-srpt", 4), ("fifo", 3), ("fifo", 4)}
+    for r in data["results"]:
+        assert r["ratio"] >= 1.0
+        inst = json.loads((out / f"{r['policy']}-n{r['n']}.json").read_text())
+        assert len(inst["jobs"]) == r["n"]
+        assert inst["provenance"]["ratio"] == pytest.approx(r["ratio"])
+    assert (out / "ratio-vs-n.png").stat().st_size > 1000
+    assert main(["worst-case", "--n", "8..4"]) == 2
+    assert "--n" in capsys.readouterr().err
