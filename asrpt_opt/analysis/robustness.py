@@ -289,7 +289,7 @@ def plot_robustness(report: RobustnessReport, *, ax: Axes | None = None) -> Figu
     from asrpt_opt.analysis.plots import policy_colours
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(5.0, 3.4))
+        _, ax = plt.subplots(figsize=(6.0, 3.6))
     names = list(report.points)
     x = np.arange(len(report.errors))
     for name, colour in zip(names, policy_colours(names), strict=True):
@@ -301,8 +301,8 @@ def plot_robustness(report: RobustnessReport, *, ax: Axes | None = None) -> Figu
         ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.15, lw=0)
         worst = [p.worst_ratio for p in rows]
         ax.plot(x, worst, ls="--", marker="^", ms=3, lw=0.9, color=colour)
-    ax.set_xticks(x, [e if e == ADVERSARIAL else f"mu={e}" for e in report.errors])
-    ax.set_xlabel("prediction error (within a factor mu; adversarial: order reversed)")
+    ax.set_xticks(x, ["adv." if e == ADVERSARIAL else e for e in report.errors])
+    ax.set_xlabel("prediction error: within a factor mu (adv.: order reversed)")
     ax.set_ylabel("ALG / OPT")
     ax.set_title(
         f"{report.family}, n = {report.n}, {len(report.seeds)} instances "

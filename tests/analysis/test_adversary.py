@@ -121,3 +121,19 @@ def test_cli_searches_every_policy_and_n(tmp_path, capsys):
     assert (out / "ratio-vs-n.png").stat().st_size > 1000
     assert main(["worst-case", "--n", "8..4"]) == 2
     assert "--n" in capsys.readouterr().err
+
+
+def test_the_blocking_family_grows_towards_the_number_of_gpus():
+    # One 1-GPU job of length P and k 8-GPU unit jobs released just after P / 8, when the long
+    # job has finished on the virtual machine: A-SRPT runs the long job first. SRTF's value
+    # bounds OPT from above, so ALG / SRTF bounds A-SRPT's ratio from below.
+    def lower_bound_on_ratio(p, k):
+        inst = to_instance([(0.0, 1, float(p), 1.0)] + [(p / 8 + 1, 8, 1.0, 1.0)] * k, SPACE)
+        alg = simulate(inst, "a-srpt", speed=PooledSpeed()).metrics.total_weighted_completion_s
+        srtf = simulate(inst, "srtf", speed=PooledSpeed()).metrics.total_weighted_completion_s
+        assert alg == pytest.approx((k + 1) * p + k * (k + 1) / 2)
+        return alg / srtf
+
+    ratios = [lower_bound_on_ratio(p, k) for p, k in ((20, 6), (200, 10), (2000, 20))]
+    assert ratios == sorted(ratios)
+    assert ratios[-1] > 5.8
