@@ -25,9 +25,25 @@ def test_nonpreemptive_20_jobs_on_2x4(benchmark, family, seed):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_preemptive_12_jobs_on_2x4(benchmark, seed):
+def test_unit_grid_preemptive_12_jobs_on_2x4(benchmark, seed):
     inst = make_family_instance("poisson", 12, seed)
+    res = benchmark.pedantic(
+        solve,
+        args=(inst,),
+        kwargs={"preemptive": True, "preemption": "grid", "params": PARAMS},
+        rounds=1,
+        iterations=1,
+    )
+    assert res.status == "optimal"
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("family", ["poisson", "wide"])
+def test_continuous_preemptive_9_jobs_on_2x4(benchmark, family, seed):
+    # The exact continuous-time optimum (grid solve, then the event search).
+    inst = make_family_instance(family, 9, seed)
     res = benchmark.pedantic(
         solve, args=(inst,), kwargs={"preemptive": True, "params": PARAMS}, rounds=1, iterations=1
     )
     assert res.status == "optimal"
+    assert res.model()["time"] == "continuous"

@@ -151,6 +151,7 @@ def worst_cases(
     store: str | Path | None = None,
     space: SearchSpace | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    on_result: Callable[[str, int, WorstCase], None] | None = None,
 ) -> dict[tuple[str, int], WorstCase]:
     """The worst instance found per policy and n, each n grown from n - 1's worst.
 
@@ -178,6 +179,8 @@ def worst_cases(
         durations and releases up to 20).
     progress : callable, optional
         ``progress(elapsed_s, total_s, status)`` after each round.
+    on_result : callable, optional
+        ``on_result(policy, n, case)`` as soon as a pair is done (to write it at once).
 
     Returns
     -------
@@ -223,7 +226,7 @@ def worst_cases(
                     previous = None
                     continue
                 previous = rows
-                out[(policy, n)] = verify(
+                out[(policy, n)] = case = verify(
                     policy,
                     rows,
                     space,
@@ -232,6 +235,8 @@ def worst_cases(
                     preemptive=preemptive,
                     evaluations=evaluations,
                 )
+                if on_result is not None:
+                    on_result(policy, n, case)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

@@ -59,6 +59,15 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         output_dir(args.out_dir, option="--out-dir")
     if args.store:
         output_file(args.store, option="--store", notice=False)
+    files: dict[tuple[str, int], str] = {}
+
+    def write(name: str, n: int, case: Any) -> None:
+        # Each pair is written as soon as it is done: an interrupt keeps the finished ones.
+        path = Path(args.out) if single else Path(args.out_dir) / f"{name}-n{n}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        dump_instance(case.instance, path)
+        files[(name, n)] = str(path)
+
     found = worst_cases(
         names,
         ns,
@@ -69,13 +78,8 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         workers=args.workers,
         store=args.store,
         progress=Progress("worst-case (s)", not args.json),
+        on_result=write,
     )
-    files = {}
-    for (name, n), case in found.items():
-        path = Path(args.out) if single else Path(args.out_dir) / f"{name}-n{n}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dump_instance(case.instance, path)
-        files[(name, n)] = str(path)
     plot = None
     if not single and found:
         from asrpt_opt.cli._common import use_agg

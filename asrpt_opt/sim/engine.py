@@ -456,7 +456,11 @@ class Simulator:
                     "nothing running, no arrival to come and no wake-up"
                 )
             self.now = t
-            while events and events[0][0] <= t:
+            # A completion a rounding error after this instant happens now: otherwise a
+            # wake-up at the same instant could preempt a job whose work is done, and its
+            # completion would move to its next start.
+            horizon = t + 1e-12 * (t if t > 1.0 else 1.0)
+            while events and events[0][0] <= horizon:
                 _, kind, j, ver = pop(events)
                 if kind == _COMPLETION and ver == version[j]:
                     self._stop(j, finished=True)

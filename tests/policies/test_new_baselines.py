@@ -116,3 +116,17 @@ def test_prr_rejects_bad_knobs():
         simulate(inst, "prr", trust=0.0)
     with pytest.raises(UsageError, match="quantum_s"):
         simulate(inst, "prr", quantum_s=-1.0)
+
+
+def test_a_quantum_ending_as_a_job_finishes_completes_it():
+    # PRR's quantum ended at 70.6083... (float), when job j2 had done all its work but a
+    # rounding error: it was preempted with ~1e-14 s left and "completed" at its next start,
+    # 6 s after its last segment ended. Completions within rounding of an event happen there.
+    from asrpt_opt.speed.base import PooledSpeed
+
+    rows = [(2, 7, 20), (10, 5, 14), (10, 7, 20), (11, 1, 1), (17, 7, 19), (20, 7, 2)]
+    inst = _instance([(f"j{i}", r, q, p) for i, (r, q, p) in enumerate(rows)], servers=(4, 4))
+    # Validated inside: a completion must equal the end of its job's last segment.
+    result = simulate(inst, "prr", speed=PooledSpeed())
+    for run in result.schedule.runs:
+        assert run.completion_s == run.segments[-1].end_s
