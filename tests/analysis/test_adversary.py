@@ -4,6 +4,7 @@ schedules and proven optima, and its store resumes."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from asrpt_opt.analysis.adversary import (
 )
 from asrpt_opt.analysis.worst_case import verify, worst_cases
 from asrpt_opt.cli import main
+from asrpt_opt.model import load_instance
 from asrpt_opt.sim import simulate, validate_schedule
 from asrpt_opt.solvers import SolverParams, solve
 from asrpt_opt.speed.base import PooledSpeed
@@ -137,3 +139,25 @@ def test_the_blocking_family_grows_towards_the_number_of_gpus():
     ratios = [lower_bound_on_ratio(p, k) for p, k in ((20, 6), (200, 10), (2000, 20))]
     assert ratios == sorted(ratios)
     assert ratios[-1] > 5.8
+
+
+WORST = sorted((Path(__file__).resolve().parents[2] / "instances" / "worst").glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if int(p.stem.split("-n")[-1][:1]) > 5 else p
+        for p in WORST
+    ],
+    ids=[p.stem for p in WORST],
+)
+def test_kept_worst_instances_reproduce_their_ratio(path):
+    inst = load_instance(path)
+    policy = inst.provenance["policy"]
+    off = solve(
+        inst, preemptive=True, cluster_model="pooled", params=SolverParams(time_limit_s=60)
+    )
+    assert off.status == "optimal"
+    alg = simulate(inst, policy, speed=PooledSpeed()).metrics.total_weighted_completion_s
+    assert alg / off.objective_s == pytest.approx(inst.provenance["ratio"], rel=1e-9)
