@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.sim.view import NO_DECISION, WAITING, ClusterView, Decision, Start
+from asrpt_opt.policies._selection import serve
+from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
 __all__ = ["PreferentialRoundRobin"]
 
@@ -140,26 +141,7 @@ class PreferentialRoundRobin:
             if used + int(gpus[j]) <= total:
                 chosen.append(j)
                 used += int(gpus[j])
-        keep = set(chosen)
-        free = view.free_gpus.copy()
-        preempts = []
-        for j in view.running_jobs().tolist():
-            if j not in keep:
-                held = view.allocation(j)
-                assert held is not None
-                for s, c in held:
-                    free[s] += c
-                preempts.append(j)
-        starts = []
-        for j in chosen:
-            if view.status(j) != WAITING:
-                continue
-            allocation = view.place(j, free)
-            if allocation is None:
-                continue
-            for s, c in allocation:
-                free[s] -= c
-            starts.append(Start(j, allocation))
+        starts, preempts = serve(chosen, view)
         # Another quantum matters only while some released job is left out.
         wake = self._quantum_end_s if len(chosen) < len(self._active) else None
-        return Decision(starts=tuple(starts), preempts=tuple(preempts), wake_at_s=wake)
+        return Decision(starts=starts, preempts=preempts, wake_at_s=wake)

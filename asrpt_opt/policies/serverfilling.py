@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from asrpt_opt.sim.view import NO_DECISION, WAITING, ClusterView, Decision, Start
+from asrpt_opt.policies._selection import serve
+from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
 __all__ = ["ServerFillingSRPT"]
 
@@ -89,26 +90,7 @@ class ServerFillingSRPT:
         if not self._active:
             return NO_DECISION
         chosen = self.select(view)
-        keep = set(chosen)
-        free = view.free_gpus.copy()
-        preempts = []
-        for j in view.running_jobs().tolist():
-            if j not in keep:
-                held = view.allocation(j)
-                assert held is not None
-                for s, c in held:
-                    free[s] += c
-                preempts.append(j)
-        starts = []
-        for j in chosen:
-            if view.status(j) != WAITING:
-                continue
-            allocation = view.place(j, free)
-            if allocation is None:
-                continue
-            for s, c in allocation:
-                free[s] -= c
-            starts.append(Start(j, allocation))
+        starts, preempts = serve(chosen, view)
         if not starts and not preempts:
             return NO_DECISION
-        return Decision(starts=tuple(starts), preempts=tuple(preempts))
+        return Decision(starts=starts, preempts=preempts)

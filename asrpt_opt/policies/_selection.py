@@ -1,0 +1,53 @@
+"""Serving a chosen set of jobs: the decision that preempts the others and starts the rest.
+
+Policies that pick, at each decision, the whole set of jobs that should hold GPUs
+(ServerFilling-SRPT, PRR) share this step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from asrpt_opt.sim.view import WAITING, ClusterView, Start
+
+__all__ = ["serve"]
+
+
+def serve(chosen: Sequence[int], view: ClusterView) -> tuple[tuple[Start, ...], tuple[int, ...]]:
+    """Preempt the running jobs not in ``chosen``, then start its waiting jobs in order.
+
+    GPUs freed by the preemptions count as free; a chosen job the simulation's placement
+    cannot place now waits.
+
+    Parameters
+    ----------
+    chosen : sequence of int
+        The jobs to serve, in the order they are started.
+    view : ClusterView
+
+    Returns
+    -------
+    (tuple of Start, tuple of int)
+        The starts and the preemptions.
+    """
+    keep = set(chosen)
+    free = view.free_gpus.copy()
+    preempts = []
+    for j in view.running_jobs().tolist():
+        if j not in keep:
+            held = view.allocation(j)
+            assert held is not None
+            for s, c in held:
+                free[s] += c
+            preempts.append(j)
+    starts = []
+    for j in chosen:
+        if view.status(j) != WAITING:
+            continue
+        allocation = view.place(j, free)
+        if allocation is None:
+            continue
+        for s, c in allocation:
+            free[s] -= c
+        starts.append(Start(j, allocation))
+    return tuple(starts), tuple(preempts)
