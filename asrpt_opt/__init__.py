@@ -6,6 +6,11 @@ relaxation and its lower bounds, a discrete-event simulator with an independent 
 validator, and the baselines researchers compare against.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from asrpt_opt.errors import (
     AsrptError,
     InstanceError,
@@ -14,10 +19,43 @@ from asrpt_opt.errors import (
     ScheduleError,
     SolverError,
 )
-from asrpt_opt.model import Cluster, Instance, Job, Parallelism, dump_instance, load_instance
-from asrpt_opt.policies import POLICIES, make_policy
-from asrpt_opt.relaxation import lower_bounds, srpt
-from asrpt_opt.sim import simulate, validate_schedule
+
+if TYPE_CHECKING:
+    from asrpt_opt.model import Cluster, Instance, Job, Parallelism, dump_instance, load_instance
+    from asrpt_opt.policies import POLICIES, make_policy
+    from asrpt_opt.relaxation import lower_bounds, srpt
+    from asrpt_opt.sim import simulate, validate_schedule
+
+# The rest of the public names load on first use, so that ``import asrpt_opt`` (and the
+# command line, which imports the package first) stays cheap.
+_LAZY = {
+    "Cluster": "asrpt_opt.model",
+    "Instance": "asrpt_opt.model",
+    "Job": "asrpt_opt.model",
+    "Parallelism": "asrpt_opt.model",
+    "dump_instance": "asrpt_opt.model",
+    "load_instance": "asrpt_opt.model",
+    "POLICIES": "asrpt_opt.policies",
+    "make_policy": "asrpt_opt.policies",
+    "lower_bounds": "asrpt_opt.relaxation",
+    "srpt": "asrpt_opt.relaxation",
+    "simulate": "asrpt_opt.sim",
+    "validate_schedule": "asrpt_opt.sim",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'asrpt_opt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

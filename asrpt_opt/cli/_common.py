@@ -77,7 +77,9 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print ``message`` on one line and exit with status 2."""
-        self.exit(2, f"asrpt-opt: error: {self.prog}: {message}\n")
+        # A command's errors name the command; the top level's need no second "asrpt-opt".
+        where = f"{self.prog}: " if " " in str(self.prog) else ""
+        self.exit(2, f"asrpt-opt: error: {where}{message}\n")
 
 
 def _literal(text: str) -> Any:

@@ -12,13 +12,13 @@ is a bug, shown with its traceback and a request to report it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import traceback
 from collections.abc import Sequence
 
 from asrpt_opt import __version__
-from asrpt_opt.cli import data, offline, placement, simulate, theory
 from asrpt_opt.cli._common import (
     Parser,
 )
@@ -30,7 +30,7 @@ from asrpt_opt.cli._output import (
 from asrpt_opt.errors import AsrptError
 from asrpt_opt.notices import NOTICE
 
-__all__ = ["EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_USAGE = 2
 EXIT_BUG = 1
@@ -42,8 +42,37 @@ _REPORT = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Every command, in the order ``--help`` lists them: the CLI module (``asrpt_opt.cli.<group>``)
+#: that builds it and the one line ``--help`` shows. A command's module, and the registries
+#: and libraries it needs, load only when that command runs: ``asrpt-opt --help`` and
+#: ``validate`` start at once. A test checks this table against the modules' parsers.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("check", "check an instance file"),
+    "relax": ("simulate", "lower bounds from the single-machine relaxation"),
+    "simulate": ("simulate", "simulate one policy on an instance"),
+    "sensitivity": ("simulate", "policies under growing prediction error"),
+    "replay": ("simulate", "every policy on an instance: table, plots, provenance"),
+    "demo": ("simulate", "A-SRPT vs every baseline on the bundled workload"),
+    "solve": ("offline", "offline optimum of sum w_j C_j (exact models)"),
+    "ratio": ("offline", "competitive ratios against offline optima (sweep)"),
+    "export": ("offline", "a ratio store's rows as a CSV or Parquet table"),
+    "worst-case": ("theory", "search for an instance with a bad ratio"),
+    "robustness": ("theory", "ALG/OPT against prediction error (consistency and robustness)"),
+    "place": ("placement", "compare placement methods on an instance's DNN jobs"),
+    "graph": ("placement", "draw a job's worker graph and a placement to PNG"),
+    "predict": ("data", "rolling-origin evaluation of length predictors"),
+    "import": ("data", "convert a trace into an instance file"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (the CLI reference in docs is generated from it).
+
+    Parameters
+    ----------
+    command : str, optional
+        Build only this command's group in full (the others are listed by name and help
+        only, without loading their modules); every command when None.
 
     Returns
     -------
@@ -58,9 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
-    for group in (simulate, offline, theory, placement, data):
-        group.add_parsers(sub)
+    wanted = COMMANDS[command][0] if command in COMMANDS else None
+    built: set[str] = set()
+    for name, (group, line) in COMMANDS.items():
+        if command is None or group == wanted:
+            if group not in built:
+                built.add(group)
+                importlib.import_module(f"asrpt_opt.cli.{group}").add_parsers(sub)
+        else:
+            sub.add_parser(name, help=line, add_help=False)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str:
+    """The command named on the line: its first word that is one ("" if none is)."""
+    return next((word for word in argv if word in COMMANDS), "")
 
 
 class _Formatter(logging.Formatter):
@@ -87,7 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         Exit status: 0 on success, 2 on bad input, 130 when interrupted, 1 on an internal
         error (a bug).
     """
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed

@@ -1,4 +1,4 @@
-"""Commands that run the simulator: validate, relax, simulate, demo, replay, sensitivity."""
+"""Commands that run the simulator: relax, simulate, demo, replay, sensitivity."""
 
 from __future__ import annotations
 
@@ -68,30 +68,6 @@ def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...
         )
         for name, m in metrics.items()
     ]
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Check an instance file against the contract."""
-    inst = load_instance(resolve_instance(args.instance))
-    n_abstract = sum(j.is_abstract for j in inst.jobs)
-    info = {
-        "valid": True,
-        "name": inst.name,
-        "n_jobs": inst.n_jobs,
-        "abstract_jobs": n_abstract,
-        "dnn_jobs": inst.n_jobs - n_abstract,
-        "servers": list(inst.cluster.servers),
-        "total_gpus": inst.cluster.total_gpus,
-    }
-    if args.json:
-        emit_json(info)
-        return 0
-    print(
-        f"{args.instance}: valid ({inst.n_jobs} jobs: {n_abstract} abstract, "
-        f"{inst.n_jobs - n_abstract} DNN; {inst.cluster.n_servers} servers, "
-        f"{inst.cluster.total_gpus} GPUs)"
-    )
-    return 0
 
 
 def cmd_relax(args: argparse.Namespace) -> int:
@@ -314,11 +290,6 @@ def add_parsers(sub: Any) -> None:
     sub : argparse subparsers action
         What ``ArgumentParser.add_subparsers`` returned.
     """
-    p = sub.add_parser("validate", help="check an instance file")
-    p.add_argument("instance", help="instance file (asrpt-instance/1 JSON)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=cmd_validate)
-
     p = sub.add_parser("relax", help="lower bounds from the single-machine relaxation")
     p.add_argument("instance")
     add_format_option(p)

@@ -1,13 +1,15 @@
 """The registry of policy names that :func:`~asrpt_opt.sim.engine.simulate` accepts.
 
 The simulator sits below the policies (they build on its view), so it cannot import them;
-instead :mod:`asrpt_opt.policies` registers its policies here when the package loads (which
-``import asrpt_opt`` always does first). A custom policy becomes usable by name, in
-``simulate`` and on the command line, with :func:`register_policy`.
+instead :mod:`asrpt_opt.policies` registers its policies here when it loads, and looking a
+name up loads it first (``import asrpt_opt`` no longer does, to stay cheap). A custom
+policy becomes usable by name, in ``simulate`` and on the command line, with
+:func:`register_policy`.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +27,14 @@ __all__ = [
 
 #: Policy names (as used by ``--policy``) and their constructors.
 POLICIES: dict[str, Callable[..., Policy]] = {}
+
+
+def _with_builtins() -> dict[str, Callable[..., Policy]]:
+    """:data:`POLICIES` with the built-in policies registered (loading them on first use)."""
+    if "a-srpt" not in POLICIES:
+        # By name, not by import statement: the policies sit above the simulator.
+        importlib.import_module("asrpt_opt.policies")
+    return POLICIES
 
 
 def register_policy(name: str, factory: Callable[..., Policy], *, replace: bool = False) -> None:
@@ -67,7 +77,7 @@ def make_policy(name: str, **params: Any) -> Policy:
     UnknownNameError
         If no policy has that name; the message lists the known ones.
     """
-    return lookup(POLICIES, name, what="policy")(**params)
+    return lookup(_with_builtins(), name, what="policy")(**params)
 
 
 def policy_parameters(name: str) -> dict[str, Any]:
@@ -83,7 +93,7 @@ def policy_parameters(name: str) -> dict[str, Any]:
     dict
         Parameter name -> default value.
     """
-    factory = lookup(POLICIES, name, what="policy")
+    factory = lookup(_with_builtins(), name, what="policy")
     sig = inspect.signature(factory)
     return {
         p.name: p.default
