@@ -13,7 +13,9 @@ from asrpt_opt.sim.view import WAITING, ClusterView, Start
 __all__ = ["serve"]
 
 
-def serve(chosen: Sequence[int], view: ClusterView) -> tuple[tuple[Start, ...], tuple[int, ...]]:
+def serve(
+    chosen: Sequence[int], view: ClusterView, *, preempt_others: bool = True
+) -> tuple[tuple[Start, ...], tuple[int, ...]]:
     """Preempt the running jobs not in ``chosen``, then start its waiting jobs in order.
 
     GPUs freed by the preemptions count as free; a chosen job the simulation's placement
@@ -24,6 +26,9 @@ def serve(chosen: Sequence[int], view: ClusterView) -> tuple[tuple[Start, ...], 
     chosen : sequence of int
         The jobs to serve, in the order they are started.
     view : ClusterView
+    preempt_others : bool
+        False when every running job is chosen too (``chosen`` may then list only waiting
+        jobs): nothing is preempted.
 
     Returns
     -------
@@ -33,7 +38,7 @@ def serve(chosen: Sequence[int], view: ClusterView) -> tuple[tuple[Start, ...], 
     keep = set(chosen)
     free = view.free_gpus.copy()
     preempts = []
-    for j in view.running_jobs().tolist():
+    for j in view.running_jobs().tolist() if preempt_others else ():
         if j not in keep:
             held = view.allocation(j)
             assert held is not None

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import numpy as np
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies._selection import serve
-from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
+from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["PreferentialRoundRobin"]
 
@@ -63,6 +64,8 @@ class PreferentialRoundRobin:
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job; the first quantum starts with the first decision."""
         self._active: dict[int, int] = {}  # job -> release order
+        self._waiting: set[int] = set()
+        self._active_gpus = 0
         self._released = 0
         self._length_sum_s = 0.0
         self._quantum = -1
@@ -71,12 +74,15 @@ class PreferentialRoundRobin:
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """The job joins the released, unfinished jobs."""
         self._active[job] = self._released
+        self._waiting.add(job)
+        self._active_gpus += int(view.job_gpus[job])
         self._released += 1
         self._length_sum_s += float(view.predicted_work[job] / view.best_rate[job])
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """The job leaves."""
-        self._active.pop(job, None)
+        if self._active.pop(job, None) is not None:
+            self._active_gpus -= int(view.job_gpus[job])
 
     def predicted_quantum(self, k: int) -> bool:
         """Whether quantum ``k`` follows the predictions (a ``trust`` share, evenly spread).
@@ -100,12 +106,14 @@ class PreferentialRoundRobin:
         # would preempt every job before it moved (a livelock).
         return max(length, 2.0 * view.restore_overhead_s, 1e-6)
 
-    def order(self, view: ClusterView) -> list[int]:
-        """The released jobs in the current quantum's order.
+    def order(self, view: ClusterView, jobs: Collection[int] | None = None) -> list[int]:
+        """The released jobs (or ``jobs``) in the current quantum's order.
 
         Parameters
         ----------
         view : ClusterView
+        jobs : collection of int, optional
+            Released jobs to order; all of them by default.
 
         Returns
         -------
@@ -123,7 +131,11 @@ class PreferentialRoundRobin:
             def key(j: int) -> tuple[float, int]:
                 return float(view.attained_work(j) / rate[j]), self._active[j]
 
-        return sorted(self._active, key=key)
+        return sorted(self._active if jobs is None else jobs, key=key)
+
+    def _note(self, starts: tuple[Start, ...], preempts: tuple[int, ...]) -> None:
+        self._waiting.difference_update(st.job for st in starts)
+        self._waiting.update(preempts)
 
     def decide(self, view: ClusterView) -> Decision:
         """Start a new quantum when the last one is over; serve the jobs in its order."""
@@ -133,15 +145,23 @@ class PreferentialRoundRobin:
         if now >= self._quantum_end_s - 1e-12:
             self._quantum += 1
             self._quantum_end_s = now + self._length(view)
-        chosen: list[int] = []
-        used = 0
         gpus = view.job_gpus
         total = view.total_gpus
+        if self._active_gpus <= total:
+            # Every released job fits: all are chosen, and only the waiting ones need an
+            # order (the decision the general case below would take, without sorting all).
+            chosen = self.order(view, self._waiting)
+            starts, preempts = serve(chosen, view, preempt_others=False)
+            self._note(starts, preempts)
+            return Decision(starts=starts, preempts=preempts)
+        chosen = []
+        used = 0
         for j in self.order(view):
             if used + int(gpus[j]) <= total:
                 chosen.append(j)
                 used += int(gpus[j])
         starts, preempts = serve(chosen, view)
+        self._note(starts, preempts)
         # Another quantum matters only while some released job is left out.
         wake = self._quantum_end_s if len(chosen) < len(self._active) else None
         return Decision(starts=starts, preempts=preempts, wake_at_s=wake)

@@ -36,14 +36,20 @@ class ServerFillingSRPT:
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""
         self._active: set[int] = set()
+        self._waiting: set[int] = set()
+        self._active_gpus = 0
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """The job joins the released, unfinished jobs."""
         self._active.add(job)
+        self._waiting.add(job)
+        self._active_gpus += int(view.job_gpus[job])
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """The job leaves."""
-        self._active.discard(job)
+        if job in self._active:
+            self._active.discard(job)
+            self._active_gpus -= int(view.job_gpus[job])
 
     def _remaining_s(self, job: int, view: ClusterView) -> float:
         left = view.predicted_work[job] - view.attained_work(job)
@@ -89,8 +95,19 @@ class ServerFillingSRPT:
         """Preempt the running jobs not selected, then start the selected waiting ones."""
         if not self._active:
             return NO_DECISION
-        chosen = self.select(view)
-        starts, preempts = serve(chosen, view)
+        if self._active_gpus <= view.total_gpus:
+            # The prefix is every released job and all of them fit: start the waiting ones
+            # widest first, SRPT order among equals (what select() would give them).
+            gpus = view.job_gpus
+            order = sorted(
+                self._waiting,
+                key=lambda j: (-int(gpus[j]), self._remaining_s(j, view), j),
+            )
+            starts, preempts = serve(order, view, preempt_others=False)
+        else:
+            starts, preempts = serve(self.select(view), view)
+        self._waiting.difference_update(st.job for st in starts)
+        self._waiting.update(preempts)
         if not starts and not preempts:
             return NO_DECISION
         return Decision(starts=starts, preempts=preempts)

@@ -130,3 +130,34 @@ def test_a_quantum_ending_as_a_job_finishes_completes_it():
     result = simulate(inst, "prr", speed=PooledSpeed())
     for run in result.schedule.runs:
         assert run.completion_s == run.segments[-1].end_s
+
+
+@pytest.mark.parametrize("name", ["prr", "serverfilling-srpt"])
+def test_the_everything_fits_shortcut_decides_as_the_general_rule(name):
+    # When every released job fits, both policies skip the selection over all released jobs
+    # and order only the waiting ones. A copy whose shortcut never applies (its GPU count is
+    # inflated) must give the same schedules.
+    from asrpt_opt.analysis.adversary import SearchSpace, _random_row, to_instance
+    from asrpt_opt.policies import make_policy
+
+    base = type(make_policy(name))
+
+    class General(base):  # type: ignore[misc, valid-type]
+        def on_arrival(self, job, view):
+            super().on_arrival(job, view)
+            self._active_gpus += 10**9
+
+        def on_completion(self, job, view):
+            super().on_completion(job, view)
+            if not self._active:
+                self._active_gpus = 0
+
+    rng = np.random.default_rng(9)
+    space = SearchSpace(servers=(4, 4, 8))
+    for _ in range(60):
+        inst = to_instance(
+            [_random_row(space, rng) for _ in range(int(rng.integers(2, 10)))], space
+        )
+        fast = simulate(inst, name, restore_overhead_s=0.5)
+        slow = simulate(inst, General(), restore_overhead_s=0.5)
+        assert [r.segments for r in fast.schedule.runs] == [r.segments for r in slow.schedule.runs]
