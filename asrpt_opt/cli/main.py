@@ -6,7 +6,9 @@ each parses, calls the library and prints. Only the CLI prints.
 Every command that computes something prints a human-readable table, or one JSON object with
 ``--json``. Bad input (an :class:`~asrpt_opt.errors.AsrptError`) exits with status 2 and a
 one-line message naming the file, the field and the reason, without a traceback; anything else
-is a bug, shown with its traceback and a request to report it.
+is a bug, shown with its traceback and a request to report it. That includes a
+:class:`~asrpt_opt.errors.ScheduleError`: every schedule the commands validate is one the
+toolkit made.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from asrpt_opt.cli._output import (
     set_quiet,
     set_table_style,
 )
-from asrpt_opt.errors import AsrptError
+from asrpt_opt.errors import AsrptError, ScheduleError
 from asrpt_opt.notices import NOTICE
 
 __all__ = ["COMMANDS", "EXIT_BUG", "EXIT_INTERRUPTED", "EXIT_USAGE", "build_parser", "main"]
@@ -145,6 +147,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level if args.verbose < 2 else logging.DEBUG, handlers=[handler])
     try:
         status: int = args.func(args)
+    except ScheduleError:
+        # No command takes a schedule from the user: one of ours failing the validator is
+        # a bug, not bad input.
+        traceback.print_exc()
+        print(_REPORT, file=sys.stderr)
+        return EXIT_BUG
     except AsrptError as exc:
         print(f"asrpt-opt: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

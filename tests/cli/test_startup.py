@@ -73,3 +73,18 @@ def test_simulating_by_name_loads_the_policies_it_needs():
         "assert simulate(load_example('tiny-abstract'), 'a-srpt').metrics.n_jobs == 5"
     )
     assert "asrpt_opt.policies.asrpt" in _modules_after(code)
+
+
+def test_a_schedule_of_ours_failing_the_validator_is_reported_as_a_bug(monkeypatch, capsys):
+    from asrpt_opt.cli.main import EXIT_BUG, main
+    from asrpt_opt.errors import ScheduleError
+    from asrpt_opt.sim import engine
+
+    def broken(*args, **kwargs):
+        raise ScheduleError("job 'j0': completion 3 differs from its last segment's end 2")
+
+    monkeypatch.setattr(engine, "validate_schedule", broken)
+    assert main(["simulate", "tiny-abstract", "--policy", "fifo"]) == EXIT_BUG
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert "internal error" in err
