@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from asrpt_opt.analysis.families import make_family_instance
+from asrpt_opt.analysis.sensitivity import ci95_half_width
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.prediction.oracle import AdversarialPredictor, NoisyOraclePredictor, true_work
@@ -165,14 +166,6 @@ class RobustnessReport:
         }
 
 
-def _ci95(values: np.ndarray[Any, Any]) -> float:
-    if values.size < 2:
-        return 0.0
-    from scipy.stats import t as student
-
-    return float(student.ppf(0.975, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size))
-
-
 def robustness(
     family: str,
     n: int,
@@ -254,7 +247,7 @@ def robustness(
                     error=error,
                     mean_ratio=float(values.mean()) if values.size else math.nan,
                     worst_ratio=float(values.max()) if values.size else math.nan,
-                    ci95=_ci95(values),
+                    ci95=ci95_half_width(values),
                     ratios=tuple(float(v) for v in values),
                 )
             )

@@ -19,7 +19,32 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["SensitivityPoint", "SensitivityReport", "plot_sensitivity", "sensitivity"]
+__all__ = [
+    "SensitivityPoint",
+    "SensitivityReport",
+    "ci95_half_width",
+    "plot_sensitivity",
+    "sensitivity",
+]
+
+
+def ci95_half_width(values: Any) -> float:
+    """Half-width of the 95% confidence interval of the mean (Student's t); 0 below 2 values.
+
+    Parameters
+    ----------
+    values : array-like of float
+
+    Returns
+    -------
+    float
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        return 0.0
+    from scipy.stats import t as student
+
+    return float(student.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -178,13 +203,8 @@ def plot_sensitivity(report: SensitivityReport, *, ax: Axes | None = None) -> Fi
         ax.plot(x, [p.mean_jct_s / 3600 for p in rows], marker="o", ms=3, label=name, color=colour)
         per_seed = [np.asarray(p.mean_jct_per_seed_s) / 3600 for p in rows]
         if all(v.size > 1 for v in per_seed):
-            # A 95% confidence interval of the mean over the seeds (Student's t).
-            from scipy.stats import t as student
-
             n_seeds = per_seed[0].size
-            half = [
-                student.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size) for v in per_seed
-            ]
+            half = [ci95_half_width(v) for v in per_seed]
             mid = [float(v.mean()) for v in per_seed]
             lo = [m - h for m, h in zip(mid, half, strict=True)]
             hi = [m + h for m, h in zip(mid, half, strict=True)]

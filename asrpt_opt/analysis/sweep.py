@@ -85,7 +85,9 @@ class RatioConfig:
     preemption: str = "continuous"
 
     def __post_init__(self) -> None:
-        lookup(dict.fromkeys(("continuous", "grid")), self.preemption, what="preemption model")
+        from asrpt_opt.solvers.solve import PREEMPTION_MODELS
+
+        lookup(dict.fromkeys(PREEMPTION_MODELS), self.preemption, what="preemption model")
 
     def key(self, seed: int) -> str:
         """A stable key of (config, seed) for the store."""

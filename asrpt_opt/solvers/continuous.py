@@ -263,7 +263,6 @@ def solve_continuous(
     if grid.status == SolveStatus.INFEASIBLE or grid.objective_s is None:
         return replace(grid, preemption="continuous", grid=record)
     speed = offline_speed(cluster_model)
-    bound = lower_bounds(instance, speed=speed).lower_bound_s
     value, schedule = grid.objective_s, grid.schedule
     messages = [f"grid: {grid.message}"] if grid.message else []
     solver = grid.solver
@@ -277,13 +276,14 @@ def solve_continuous(
             found = out.schedule.total_weighted_completion_s(instance)
             if found < value:
                 value, schedule = found, out.schedule
-        bound = max(bound, out.bound_s)
+        bound = out.bound_s  # at least the relaxation bounds, which the search starts from
         messages.append(
             f"event search: {out.nodes} prefix LPs in {out.wall_s:.2f} s"
             + ("" if out.status == SolveStatus.OPTIMAL else ", stopped by the time limit")
         )
         solver += f"; HiGHS {_highs_version()} (event-sequence LPs)"
     else:
+        bound = lower_bounds(instance, speed=speed).lower_bound_s
         why = (
             "the server-local model" if cluster_model != "pooled" else f"more than {MAX_JOBS} jobs"
         )
