@@ -22,6 +22,11 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=None, separators=(",", ":")) + "\n")
 
 
+def emit_json_text(text: str) -> None:
+    """Print JSON text already encoded (one line) on stdout."""
+    sys.stdout.write(text + "\n")
+
+
 def say(text: str) -> None:
     """Print a progress or status line on stderr (stdout stays for results)."""
     print(text, file=sys.stderr)

@@ -23,6 +23,7 @@ from asrpt_opt.cli._output import (
     Progress,
     add_format_option,
     emit_json,
+    emit_json_text,
     emit_table,
     fmt,
     say,
@@ -121,7 +122,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         fig = plot_gantt(inst, res.schedule, title=f"{inst.name}: {res.policy}")
         write_figure(fig, args.gantt)
     if args.json:
-        emit_json({**res.to_json(), "lower_bound_s": lb, "seed": args.seed})
+        emit_json_text(res.to_json_text(lower_bound_s=lb, seed=args.seed))
         return 0
     m = res.metrics
     print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")

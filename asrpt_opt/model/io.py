@@ -60,6 +60,8 @@ _JOB_KEYS = frozenset(
     }
 )
 _PAR_KEYS = frozenset({"dp", "pp", "tp"})
+_REQUIRED_KEYS = frozenset({"id", "release_s", "gpus"})
+_ABSTRACT_KEYS = _REQUIRED_KEYS | {"weight", "duration_s", "spread_slowdown"}
 
 
 def load_instance(path: str | PathLike[str]) -> Instance:
@@ -268,6 +270,9 @@ def _build_cluster(raw: Any) -> Cluster:
 
 
 def _build_job(raw: Any) -> Job:
+    if type(raw) is dict and _ABSTRACT_KEYS.issuperset(raw) and raw.keys() >= _REQUIRED_KEYS:
+        # An abstract job without nested objects: Job checks every field itself.
+        return Job(**raw)
     obj = _checks.mapping(raw, "")
     _checks.only_keys(obj, _JOB_KEYS)
     for key in ("id", "release_s", "gpus"):

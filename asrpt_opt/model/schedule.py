@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from asrpt_opt.model.allocation import Allocation, allocation_to_json
 from asrpt_opt.model.instance import Instance
 
-__all__ = ["JobRun", "Schedule", "Segment"]
+__all__ = ["JobRun", "Schedule", "Segment", "runs_json_text"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,3 +98,44 @@ class Schedule:
             job.weight * run.completion_s
             for job, run in zip(instance.jobs, self.runs, strict=True)
         )
+
+
+def runs_json_text(
+    runs: Sequence[JobRun],
+    extra: Sequence[Sequence[dict[str, Any]] | None] | None = None,
+) -> str:
+    """The JSON text of ``[run.to_json() for run in runs]``, written directly.
+
+    Byte for byte what :func:`json.dumps` gives with ``separators=(",", ":")``, without building
+    a dict per run and segment first (a schedule of 100,000 jobs spent more time there than in
+    the encoder).
+
+    Parameters
+    ----------
+    runs : sequence of JobRun
+    extra : sequence, optional
+        Per run, None or one dict per segment of keys to append to that segment's object.
+
+    Returns
+    -------
+    str
+    """
+    # Times are finite floats (the validator checks them), whose JSON is their repr.
+    num = float.__repr__
+    out = []
+    for k, run in enumerate(runs):
+        more = extra[k] if extra is not None else None
+        segments = []
+        for i, seg in enumerate(run.segments):
+            gpus = ",".join([f'"{s}":{c:d}' for s, c in seg.allocation])
+            tail = ""
+            if more is not None:
+                tail = "," + json.dumps(more[i], separators=(",", ":"))[1:-1]
+            segments.append(
+                f'{{"start_s":{num(seg.start_s)},"end_s":{num(seg.end_s)},"gpus":{{{gpus}}}{tail}}}'
+            )
+        out.append(
+            f'{{"id":{encode_basestring_ascii(run.id)},"release_s":{num(run.release_s)},'
+            f'"completion_s":{num(run.completion_s)},"segments":[{",".join(segments)}]}}'
+        )
+    return f"[{','.join(out)}]"

@@ -24,6 +24,7 @@ allocation.
 from __future__ import annotations
 
 import heapq
+import json
 import logging
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -37,7 +38,7 @@ from asrpt_opt.errors import ModelError, PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.model.schedule import JobRun, Schedule, Segment, runs_json_text
 from asrpt_opt.prediction import OraclePredictor, Predictor
 from asrpt_opt.sim.metrics import Metrics, compute_metrics
 from asrpt_opt.sim.placer import Placer
@@ -127,24 +128,44 @@ class SimulationResult:
             f"total_weighted_completion_s={m.total_weighted_completion_s:.6g})"
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """The ``simulate --json`` object (docs/output-format.md)."""
-        return {
+    def to_json(self, *, jobs: bool = True) -> dict[str, Any]:
+        """The ``simulate --json`` object (docs/output-format.md); without ``jobs`` when
+        ``jobs=False``."""
+        out = {
             "policy": self.policy,
             "total_weighted_completion_s": self.metrics.total_weighted_completion_s,
             "mean_jct_s": self.metrics.mean_jct_s,
             "metrics": self.metrics.to_json(),
-            "jobs": [self._run_json(k) for k in range(len(self.schedule.runs))],
         }
-
-    def _run_json(self, k: int) -> dict[str, Any]:
-        out = self.schedule.runs[k].to_json()
-        costs = self.segment_costs[k] if self.segment_costs else None
-        if costs is not None:
-            for seg, (tau, nbytes) in zip(out["segments"], costs, strict=True):
-                seg["iteration_time_s"] = tau
-                seg["cross_server_bytes"] = nbytes
+        if jobs:
+            out["jobs"] = self._jobs_json()
         return out
+
+    def _jobs_json(self) -> list[dict[str, Any]]:
+        out = [run.to_json() for run in self.schedule.runs]
+        for run, extra in zip(out, self._segment_extra(), strict=True):
+            if extra is not None:
+                for seg, more in zip(run["segments"], extra, strict=True):
+                    seg.update(more)
+        return out
+
+    def _segment_extra(self) -> list[list[dict[str, float]] | None]:
+        costs = self.segment_costs or (None,) * len(self.schedule.runs)
+        return [
+            None
+            if cost is None
+            else [{"iteration_time_s": tau, "cross_server_bytes": b} for tau, b in cost]
+            for cost in costs
+        ]
+
+    def to_json_text(self, **extra: Any) -> str:
+        """``json.dumps({**self.to_json(), **extra}, separators=(",", ":"))``, with the jobs
+        written straight from the schedule (:func:`~asrpt_opt.model.schedule.runs_json_text`)
+        rather than through a dict per segment; the command line prints this."""
+        text = json.dumps(self.to_json(jobs=False), separators=(",", ":"))[:-1]
+        jobs = runs_json_text(self.schedule.runs, self._segment_extra())
+        tail = json.dumps(extra, separators=(",", ":"))[1:] if extra else "}"
+        return f'{text},"jobs":{jobs}{"," if extra else ""}{tail}'
 
 
 class Simulator:
@@ -347,7 +368,7 @@ class Simulator:
         n = len(ids)
         seen: set[int] = set()
         for j in decision.preempts:
-            if not (isinstance(j, int | np.integer) and 0 <= j < n):
+            if not ((type(j) is int or isinstance(j, np.integer)) and 0 <= j < n):
                 raise PolicyError(f"policy {name!r} preempted unknown job {j!r}")
             if self.status[j] != RUNNING or j in seen:
                 raise PolicyError(
@@ -359,7 +380,7 @@ class Simulator:
         started: set[int] = set()
         for st in decision.starts:
             j = st.job
-            if not (isinstance(j, int | np.integer) and 0 <= j < n):
+            if not ((type(j) is int or isinstance(j, np.integer)) and 0 <= j < n):
                 raise PolicyError(f"policy {name!r} started unknown job {j!r}")
             if self.status[j] != WAITING or j in started:
                 raise PolicyError(
@@ -382,10 +403,16 @@ class Simulator:
         name = self.policy.name
         job_id = self.view.job_ids[j]
         n_servers = self.capacity.size
+        free = self.free
         total = 0
         last = -1
         try:
             for s, c in allocation:
+                plain = type(s) is int and type(c) is int
+                if plain and last < s < n_servers and 1 <= c <= free[s]:
+                    last = s
+                    total += c
+                    continue
                 if not (isinstance(s, int | np.integer) and last < s < n_servers):
                     raise PolicyError(
                         f"policy {name!r} gave job {job_id!r} server {s!r}: servers must exist "
@@ -491,13 +518,14 @@ class Simulator:
         # Each job's segment list is dropped as its record is built, so the simulator's copy
         # and the schedule never both hold every segment (a million-job run's peak).
         segments = self._segments
+        completion = self._completion
         for i, job in enumerate(self.instance.jobs):
             parts, segments[i] = segments[i], []
             yield JobRun(
                 id=job.id,
                 release_s=job.release_s,
-                completion_s=self._completion[i],
-                segments=tuple(Segment(start_s=a, end_s=b, allocation=c) for a, b, c in parts),
+                completion_s=completion[i],
+                segments=tuple([Segment(start_s=a, end_s=b, allocation=c) for a, b, c in parts]),
             )
 
     def _learn(self, j: int) -> None:

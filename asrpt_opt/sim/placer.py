@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from asrpt_opt.errors import ModelError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.placement.consolidate import consolidate
+from asrpt_opt.placement.consolidate import VECTOR_FROM, BestFit, consolidate
 from asrpt_opt.placement.methods import make_method
 from asrpt_opt.speed.base import SpeedModel
 
@@ -35,6 +35,7 @@ __all__ = ["ILP_IN_LOOP_S", "Placer"]
 
 #: Time limit of the exact ``ilp`` method when it places jobs inside a simulation.
 ILP_IN_LOOP_S = 1.0
+_BUCKETS_UP_TO = 65_536
 
 
 class Placer:
@@ -66,6 +67,11 @@ class Placer:
         self._cluster = instance.cluster
         self._graphs: dict[tuple[Any, ...], Any] = {}
         self._cache: dict[tuple[Any, ...], Allocation] = {}
+        # Consolidation on hundreds of servers or more keeps free-count buckets between calls
+        # (a simulation changes a few servers per start); below, one pass over the vector is
+        # cheaper. Bitsets of a million servers would make each update slow.
+        many = VECTOR_FROM < instance.cluster.n_servers <= _BUCKETS_UP_TO
+        self._consolidate = BestFit() if many else consolidate
 
     def __call__(self, job: int, free: NDArray[np.int64]) -> Allocation | None:
         """GPUs for ``job`` among ``free``, or None when too few are free.
@@ -84,7 +90,7 @@ class Placer:
         spec = self._jobs[job]
         q = spec.gpus
         if spec.is_abstract or not self.graph_aware:
-            return consolidate(free, q)
+            return self._consolidate(free, q)
         if int(free.sum()) < q:
             return None
         capped = np.minimum(free, q)

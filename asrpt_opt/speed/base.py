@@ -72,7 +72,8 @@ class AbstractSpeed:
         -------
         float
         """
-        self._check(job)
+        if job.duration_s is None:  # the check inline: this runs at every start
+            self._check(job)
         return 1.0 if len(allocation) == 1 else 1.0 / job.spread_slowdown
 
     def best_rate(self, job: Job, cluster: Cluster) -> float:

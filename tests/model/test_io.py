@@ -231,3 +231,35 @@ def test_legacy_provenance_speed_model_is_read_with_a_warning(caplog):
     assert inst.speed_model == "measured-pollux"
     assert dict(inst.provenance) == {"source": "old"}
     assert "deprecated" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("gpus", True, "boolean"),
+        ("release_s", float("nan"), "finite"),
+        ("release_s", 10**400, "too large"),
+        ("release_s", 2e12, "at most"),
+        ("weight", float("inf"), "finite"),
+        ("duration_s", -1.0, "> 0"),
+        ("spread_slowdown", 0.5, ">= 1"),
+        ("id", "", "non-empty"),
+    ],
+)
+def test_plain_jobs_are_checked_like_any_other(field, value, words):
+    # Abstract jobs of plain numbers take a shorter path through the checks; it refuses
+    # what the general checks refuse, naming the field.
+    fields = {"id": "a", "release_s": 0, "gpus": 1, "duration_s": 2.0, field: value}
+    with pytest.raises(InstanceError, match=words) as info:
+        Job(**fields)
+    assert info.value.path == field
+
+
+def test_plain_jobs_are_normalised_like_any_other():
+    job = Job(id="a", release_s=3, gpus=2.0, duration_s=5, weight=2, spread_slowdown=1)
+    assert (job.release_s, job.gpus, job.duration_s, job.weight) == (3.0, 2, 5.0, 2.0)
+    assert all(type(v) is float for v in (job.release_s, job.duration_s, job.weight))
+    assert type(job.gpus) is int
+    assert dict(job.features) == {}
+    with pytest.raises(TypeError):
+        job.features["x"] = 1  # type: ignore[index]

@@ -165,6 +165,29 @@ def test_same_seed_same_json():
         assert a == b
 
 
+@pytest.mark.parametrize("policy", ["fifo", "srtf", "a-srpt"])
+def test_json_text_is_the_json_of_the_result(policy):
+    # The command line prints to_json_text, written without a dict per segment: it must be
+    # the very text json.dumps gives for to_json, DNN segments' costs and odd ids included.
+    inst = instance_from_dict(DESIGN_EXAMPLE)
+    res = simulate(inst, policy, restore_overhead_s=0.25)
+    assert any(run.get("segments") for run in res.to_json()["jobs"])
+    expected = json.dumps({**res.to_json(), "lower_bound_s": 1.5}, separators=(",", ":"))
+    assert res.to_json_text(lower_bound_s=1.5) == expected
+    assert "iteration_time_s" in expected
+    odd = make_instance([(0, 1, 2.5), (1, 2, 1.0), (0.5, 1, 3.0)], servers=(2,))
+    odd = odd.__class__(
+        name="odd",
+        cluster=odd.cluster,
+        jobs=tuple(
+            j.__class__(id=i, release_s=j.release_s, gpus=j.gpus, duration_s=j.duration_s)
+            for i, j in zip(['q"uote', "ünï\\", "tab\t"], odd.jobs, strict=True)
+        ),
+    )
+    res = simulate(odd, policy)
+    assert res.to_json_text() == json.dumps(res.to_json(), separators=(",", ":"))
+
+
 def test_dnn_job_runs_at_its_modelled_speed():
     from asrpt_opt.model.dnn import load_model
     from asrpt_opt.model.workers import worker_graph
