@@ -34,6 +34,7 @@ from asrpt_opt.placement.methods import METHODS
 from asrpt_opt.policies import POLICIES, PRIMARY
 from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
+from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES
 from asrpt_opt.sim.engine import simulate
 from asrpt_opt.sim.metrics import Metrics
 from asrpt_opt.speed.default import default_speed
@@ -106,6 +107,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         restore_overhead_s=args.restore_overhead,
         seed=args.seed,
         placement=args.placement,
+        engine=args.engine,
         **policy_params(args.param, [args.policy])[args.policy],
     )
     lb = lower_bounds(inst, speed=default_speed(inst)).lower_bound_s
@@ -331,6 +333,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--mu", type=finite(1), default=2.0, help="noisy predictor's distortion")
     p.add_argument(
         "--bias", type=finite(0, strict=True), default=1.0, help="noisy predictor's bias"
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="where the event loop runs: auto (compiled for the built-in list policies on "
+        f"{COMPILED_FROM:,} or more abstract jobs, else Python), python, or compiled; both "
+        "give the same schedule (default auto)",
     )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument(

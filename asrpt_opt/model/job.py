@@ -131,9 +131,14 @@ class Job:
             # The common case, abstract jobs of plain numbers, checked inline: loading a
             # 20,000-job file spent most of its time in the general checks below.
             set_(self, "release_s", float(self.release_s))
-            set_(self, "weight", float(self.weight))
+            # Weights and slowdowns are mostly 1: one float object for all (a million jobs).
+            set_(self, "weight", 1.0 if self.weight == 1 else float(self.weight))
             set_(self, "duration_s", float(self.duration_s))  # type: ignore[arg-type]
-            set_(self, "spread_slowdown", float(self.spread_slowdown))
+            set_(
+                self,
+                "spread_slowdown",
+                1.0 if self.spread_slowdown == 1 else float(self.spread_slowdown),
+            )
             set_(self, "features", _NO_FEATURES)
             return
         _checks.string(self.id, "id")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
 __all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS"]
@@ -74,6 +76,7 @@ class ASRPT(ListScheduler):
     name = "a-srpt"
     preemptive = True
     default_placement = "mincut"
+    _core = "a-srpt"
 
     def __init__(
         self,
@@ -86,6 +89,18 @@ class ASRPT(ListScheduler):
         super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.adaptive = adaptive
         self.finished_order = finished_order
+
+    def core_rule(self) -> CoreRule | None:
+        """The compiled core's A-SRPT with these knobs (None for a subclass).
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        rule = super().core_rule()
+        if rule is None:
+            return None
+        return replace(rule, adaptive=self.adaptive, finished_order=self.finished_order)
 
     # ----------------------------------------------------------------- virtual machine
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:

@@ -27,6 +27,7 @@ class FIFO(ListScheduler):
     """
 
     name = "fifo"
+    _core = "fifo"
     preemptive = False
 
     def waiting_key(self, job: int, view: ClusterView) -> float:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import ClusterView, Start
 
 __all__ = ["TwoDimensionalLAS"]
@@ -41,6 +43,7 @@ class TwoDimensionalLAS(ListScheduler):
     """
 
     name = "2d-las"
+    _core = "2d-las"
     preemptive = True
 
     def __init__(
@@ -52,6 +55,19 @@ class TwoDimensionalLAS(ListScheduler):
     ) -> None:
         super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.thresholds_gpu_s = thresholds_gpu_s
+
+    def core_rule(self) -> CoreRule | None:
+        """The compiled core's 2D-LAS with these thresholds (None for a subclass).
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        rule = super().core_rule()
+        if rule is None:
+            return None
+        thresholds = tuple(float(x) for x in np.asarray(self.thresholds_gpu_s, dtype=np.float64))
+        return replace(rule, thresholds_gpu_s=thresholds)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Validate the thresholds and empty the queues."""

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import heapq
 from bisect import insort
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["ListScheduler"]
@@ -45,6 +47,9 @@ class ListScheduler:
     preemptive = False
     #: The placement method :func:`~asrpt_opt.sim.engine.simulate` uses when none is given.
     default_placement = "consolidate"
+    #: The compiled core's rule for exactly this class (:mod:`asrpt_opt.sim.compiled`); a
+    #: subclass, which may change any hook, has none unless it sets its own.
+    _core: ClassVar[str | None] = None
 
     def __init__(
         self, *, backfill: bool = True, max_placement_slowdown: float | None = None
@@ -55,6 +60,19 @@ class ListScheduler:
             )
         self.backfill = backfill
         self.max_placement_slowdown = max_placement_slowdown
+
+    def core_rule(self) -> CoreRule | None:
+        """This policy's rule in the compiled core, or None when it has none (a subclass, or
+        the placement-aware start rule).
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        rule = type(self).__dict__.get("_core")
+        if rule is None or self.max_placement_slowdown is not None:
+            return None
+        return CoreRule(rule=rule, backfill=bool(self.backfill))
 
     # ----------------------------------------------------------------- hooks
     def waiting_key(self, job: int, view: ClusterView) -> float:

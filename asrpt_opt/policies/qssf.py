@@ -30,6 +30,7 @@ class QSSF(ListScheduler):
 
     name = "qssf"
     preemptive = False
+    _core = "qssf"
 
     def waiting_key(self, job: int, view: ClusterView) -> float:
         """Predicted GPU-seconds."""

@@ -25,6 +25,7 @@ class SJF(ListScheduler):
     """
 
     name = "sjf"
+    _core = "sjf"
     preemptive = False
 
     def waiting_key(self, job: int, view: ClusterView) -> float:

@@ -29,6 +29,7 @@ class SRTF(ListScheduler):
     """
 
     name = "srtf"
+    _core = "srtf"
     preemptive = True
 
     def waiting_key(self, job: int, view: ClusterView) -> float:
@@ -60,6 +61,7 @@ class SRSF(SRTF):
     """
 
     name = "srsf"
+    _core = "srsf"
 
     def waiting_key(self, job: int, view: ClusterView) -> float:
         """Predicted remaining GPU-seconds."""
@@ -80,3 +82,4 @@ class SRPT(SRTF):
     """
 
     name = "srpt"
+    _core = "srtf"

@@ -40,6 +40,7 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment, runs_json_text
 from asrpt_opt.prediction import OraclePredictor, Predictor
+from asrpt_opt.sim.compiled import compiled_rule, run_compiled
 from asrpt_opt.sim.metrics import Metrics, compute_metrics
 from asrpt_opt.sim.placer import Placer
 from asrpt_opt.sim.registry import make_policy
@@ -193,6 +194,7 @@ class Simulator:
         refit_every: int | None = None,
         history: Sequence[Job] = (),
         placer: Placer | None = None,
+        engine: str = "python",
     ) -> None:
         if refit_every is not None and refit_every < 1:
             raise UsageError(f"refit_every must be >= 1, got {refit_every!r}")
@@ -206,6 +208,7 @@ class Simulator:
         self.restore_overhead_s = float(restore_overhead_s)
         self.rng = rng
         self.refit_every = refit_every
+        self.engine = engine
         self.history = list(history)
         self.completed: list[Job] = []
         self.refits = 0
@@ -219,7 +222,6 @@ class Simulator:
         self.job_gpus = np.array([j.gpus for j in jobs], dtype=np.int64)
         self.job_release = np.array([j.release_s for j in jobs], dtype=np.float64)
         self.job_weight = np.array([j.weight for j in jobs], dtype=np.float64)
-        self._gpus = self.job_gpus.tolist()
         self._work = [speed.work(j) for j in jobs]
         self.best_rate = np.array([speed.best_rate(j, cluster) for j in jobs], dtype=np.float64)
         self.predicted = np.full(n, np.nan)
@@ -228,6 +230,17 @@ class Simulator:
         self.predictions_never_low = bool(getattr(predictor, "never_underestimates", False))
         self.now = 0.0
         self.status = [UNRELEASED] * n
+        # The compiled core keeps its own state: a run it takes allocates none of the
+        # per-job lists below (a million-job run's memory).
+        self._rule = compiled_rule(self, engine)
+        if self._rule is None:
+            self._loop_state(n)
+        self._events: list[tuple[float, int, int, int]] = []
+        self._wake_version = 0
+        self.view = ClusterView(self)
+
+    def _loop_state(self, n: int) -> None:
+        self._gpus = self.job_gpus.tolist()
         self.rem = list(self._work)
         self._att_work = [0.0] * n
         self._att_gpu = [0.0] * n
@@ -252,9 +265,6 @@ class Simulator:
         self.slot_gpus = np.zeros(m)
         self._free_slots = list(range(m - 1, -1, -1))
         self._running_cache: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
-        self._events: list[tuple[float, int, int, int]] = []
-        self._wake_version = 0
-        self.view = ClusterView(self)
 
     # ----------------------------------------------------------------- state queries
     def attained_work(self, job: int) -> float:
@@ -446,20 +456,23 @@ class Simulator:
         """
         jobs = self.instance.jobs
         n = len(jobs)
-        order = np.argsort(self.job_release, kind="stable").tolist()
-        release = self.job_release[order].tolist()
-        events = self._events
+        by_release = np.argsort(self.job_release, kind="stable")
         policy = self.policy
         view = self.view
-        pop = heapq.heappop
-        inf = math.inf
         policy.reset(view, self.rng)
         # A predictor that is never refitted is asked once, for every job in release order
         # (the same calls in the same order as batch by batch); each prediction is still
         # revealed only when its job arrives.
         ahead = None
         if self.refit_every is None and n:
-            ahead = self._predictions(order)
+            ahead = self._predictions(by_release)
+        if self._rule is not None and ahead is not None:
+            return run_compiled(self, self._rule, ahead, by_release)
+        order = by_release.tolist()
+        release = self.job_release[by_release].tolist()
+        events = self._events
+        pop = heapq.heappop
+        inf = math.inf
         next_arrival = 0
         finished = 0
         version = self._version
@@ -538,9 +551,10 @@ class Simulator:
             self.predictor.fit(self.history + self.completed)
             self.refits += 1
 
-    def _predictions(self, batch: list[int]) -> NDArray[np.float64]:
+    def _predictions(self, batch: list[int] | NDArray[np.int64]) -> NDArray[np.float64]:
         jobs = self.instance.jobs
-        values = np.asarray(self.predictor.predict([jobs[j] for j in batch]), dtype=np.float64)
+        index = batch.tolist() if isinstance(batch, np.ndarray) else batch
+        values = np.asarray(self.predictor.predict([jobs[j] for j in index]), dtype=np.float64)
         if values.shape != (len(batch),) or not np.all(np.isfinite(values)) or np.any(values <= 0):
             raise ModelError(
                 f"predictor {type(self.predictor).__name__} must return one finite positive "
@@ -560,6 +574,7 @@ def simulate(
     refit_every: int | None = None,
     history: Sequence[Job] | None = None,
     placement: str | Callable[..., Any] | None = None,
+    engine: str = "auto",
     **policy_params: Any,
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
@@ -593,6 +608,12 @@ def simulate(
         contract (see :mod:`asrpt_opt.sim.placer`). Defaults to the policy's
         ``default_placement``: ``mincut`` for A-SRPT, Tiresias' ``consolidate`` for the
         baselines. Abstract jobs are always consolidated.
+    engine : {"auto", "python", "compiled"}
+        Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
+        list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
+        or more in the compiled core, everything else in Python; ``compiled`` insists (and
+        refuses what the core cannot run); ``python`` never compiles. Both give the same
+        schedule.
     **policy_params
         Passed to the policy's constructor when ``policy`` is a name.
 
@@ -639,8 +660,11 @@ def simulate(
         rng=rng,
         refit_every=refit_every,
         history=history or (),
+        engine=engine,
     )
     schedule = sim.run()
+    predicted, placed_by = sim.predicted.copy(), sim.placer.name
+    del sim  # its per-job state, before the validator's (a million-job run's peak)
     validate_schedule(instance, schedule, speed=speed)
     metrics = compute_metrics(instance, schedule, speed=speed)
     logger.debug("simulated %s on %s: %s", pol.name, instance.name, metrics)
@@ -648,8 +672,8 @@ def simulate(
         policy=pol.name,
         schedule=schedule,
         metrics=metrics,
-        predicted_work=sim.predicted.copy(),
-        placement=sim.placer.name,
+        predicted_work=predicted,
+        placement=placed_by,
         segment_costs=_segment_costs(instance, schedule, speed),
         instance=instance,
         speed=speed,

@@ -1,0 +1,1056 @@
+"""The compiled (numba) core: the simulator's event loop and the built-in list policies.
+
+(Over 500 lines on purpose: one numba function must hold the event loop, and the policies'
+rules, the victim search and consolidation are its inlined helpers; split across modules they
+would read as unrelated pieces of what is one loop.)
+
+:func:`run_core` performs, for abstract jobs, exactly what :class:`~asrpt_opt.sim.engine.
+Simulator` does with :class:`~asrpt_opt.policies.list_scheduler.ListScheduler` and the rules
+listed in :data:`RULES`: the same events in the same order (completions, arrivals, wake-ups,
+one decision per instant), the same keys and tie-breaks (every heap orders tuples as Python's
+``heapq`` does), the same victims and the same consolidation, and the same floating-point
+operations in the same order. The schedules are identical to the Python path's, which stays
+the reference and serves every other policy; the tests compare both on random instances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+__all__ = ["RULES", "run_core"]
+
+#: The policy rules the core knows, by code.
+RULES = {"fifo": 0, "sjf": 1, "srtf": 2, "srsf": 3, "2d-las": 4, "a-srpt": 5, "qssf": 6}
+
+_FIFO, _SJF, _SRTF, _SRSF, _LAS, _ASRPT, _QSSF = 0, 1, 2, 3, 4, 5, 6
+#: A-SRPT's adaptive rules (ADAPTIVE_RULES' order) and overrun margin (ASRPT's).
+ADAPTIVE = {"double": 0, "additive": 1, "none": 2}
+_DOUBLE, _ADDITIVE, _NO_RAISE = 0, 1, 2
+_MARGIN = 1e-6
+_UNRELEASED, _WAITING, _RUNNING, _DONE = 0, 1, 2, 3
+_COMPLETION, _WAKE = 0, 1
+_LEVEL = float(1 << 31)  # 2D-LAS: queue level, then arrival order (as TwoDimensionalLAS)
+#: Exit codes of :func:`run_core`.
+OK, STALLED = 0, 1
+
+
+# --------------------------------------------------------------------------- heaps
+@njit(cache=True)
+def _grow_f(a: Any) -> Any:
+    out = np.empty(a.shape[0] * 2, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow_i(a: Any) -> Any:
+    out = np.empty((a.shape[0] * 2, a.shape[1]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _tuple_less(ta: float, ia: Any, tb: float, ib: Any) -> bool:
+    if ta != tb:
+        return ta < tb
+    for col in range(ia.shape[0]):
+        if ia[col] != ib[col]:
+            return ia[col] < ib[col]
+    return False
+
+
+@njit(cache=True)
+def _heap_push(t: Any, i: Any, size: int, key: float, ints: Any) -> None:
+    # Sift up from the end; the caller has ensured room.
+    pos = size
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if _tuple_less(key, ints, t[parent], i[parent]):
+            t[pos] = t[parent]
+            i[pos] = i[parent]
+            pos = parent
+        else:
+            break
+    t[pos] = key
+    i[pos] = ints
+
+
+@njit(cache=True)
+def _heap_pop(t: Any, i: Any, size: int) -> None:
+    # Remove the root of a heap of ``size`` items (the caller decrements its size).
+    last = size - 1
+    key = t[last]
+    ints = i[last].copy()
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= last:
+            break
+        right = child + 1
+        if right < last and _tuple_less(t[right], i[right], t[child], i[child]):
+            child = right
+        if _tuple_less(t[child], i[child], key, ints):
+            t[pos] = t[child]
+            i[pos] = i[child]
+            pos = child
+        else:
+            break
+    if last > 0:
+        t[pos] = key
+        i[pos] = ints
+
+
+# --------------------------------------------------------------------------- placement
+@njit(cache=True)
+def _consolidate(free: Any, gpus: int, out_s: Any, out_c: Any) -> int:
+    """:func:`~asrpt_opt.placement.consolidate.consolidate` into ``out``; returns the number
+    of servers used (0: too few GPUs free)."""
+    n = free.shape[0]
+    fit = -1
+    for s in range(n):
+        if free[s] >= gpus and (fit < 0 or free[s] < free[fit]):
+            fit = s
+    if fit >= 0:
+        out_s[0] = fit
+        out_c[0] = gpus
+        return 1
+    total = 0
+    for s in range(n):
+        total += free[s]
+    if total < gpus:
+        return 0
+    # Fullest servers first (lowest index among equals), filled whole until the next can
+    # take the remainder; the remainder goes to the best fit among the servers not filled.
+    taken = np.zeros(n, np.bool_)
+    need = gpus
+    k = 0
+    while True:
+        best = -1
+        for s in range(n):
+            if not taken[s] and (best < 0 or free[s] > free[best]):
+                best = s
+        if free[best] >= need:
+            last = -1
+            for s in range(n):
+                if not taken[s] and free[s] >= need and (last < 0 or free[s] < free[last]):
+                    last = s
+            out_s[k] = last
+            out_c[k] = need
+            k += 1
+            break
+        taken[best] = True
+        out_s[k] = best
+        out_c[k] = free[best]
+        need -= free[best]
+        k += 1
+    # Sorted by server (insertion sort: a handful of entries).
+    for a in range(1, k):
+        s, c = out_s[a], out_c[a]
+        b = a - 1
+        while b >= 0 and out_s[b] > s:
+            out_s[b + 1] = out_s[b]
+            out_c[b + 1] = out_c[b]
+            b -= 1
+        out_s[b + 1] = s
+        out_c[b + 1] = c
+    return k
+
+
+# --------------------------------------------------------------------------- the loop
+@njit(cache=True)
+def run_core(
+    rule: int,
+    backfill: bool,
+    thresholds: Any,
+    capacity: Any,
+    release: Any,
+    order: Any,
+    gpus: Any,
+    work: Any,
+    slowdown: Any,
+    best_rate: Any,
+    predicted: Any,
+    restore_s: float,
+    adaptive: int,
+    finished_remaining: bool,
+    never_low: bool,
+) -> Any:
+    """Simulate; returns ``(code, completion, seg_job, seg_start, seg_end, seg_off, seg_len,
+    alloc_s, alloc_c)``: each segment's job, interval and allocation (``seg_len`` entries of
+    ``alloc_s``/``alloc_c`` from ``seg_off``), in the order segments ended."""
+    n = release.shape[0]
+    n_servers = capacity.shape[0]
+    preemptive = rule != _FIFO and rule != _SJF and rule != _QSSF
+    free = capacity.copy()
+    total_gpus = 0
+    for s in range(n_servers):
+        total_gpus += capacity[s]
+    total_free = total_gpus
+
+    status = np.zeros(n, np.int64)
+    rem = work.copy()
+    att_work = np.zeros(n)
+    att_gpu = np.zeros(n)
+    rate = np.zeros(n)
+    seg_start0 = np.zeros(n)
+    work_start = np.zeros(n)
+    version = np.zeros(n, np.int64)
+    n_segments = np.zeros(n, np.int64)
+    completion = np.full(n, np.nan)
+    cur_off = np.zeros(n, np.int64)  # the running job's allocation in the pool
+    cur_len = np.zeros(n, np.int64)
+
+    # Memory grows with jobs and servers (a million-job run): what holds running jobs only
+    # is sized by the GPUs, what only one rule reads is allocated for that rule alone.
+    most = min(n, total_gpus)
+    n_asrpt = n if rule == _ASRPT else 1
+    n_las = n if rule == _LAS else 1
+
+    # Allocation pool and segment records (grown by doubling).
+    pool_s = np.empty(max(16, n), np.int64)
+    pool_c = np.empty(max(16, n), np.int64)
+    pool_n = 0
+    seg_job = np.empty(max(16, n), np.int64)
+    seg_a = np.empty(max(16, n))
+    seg_b = np.empty(max(16, n))
+    seg_off = np.empty(max(16, n), np.int64)
+    seg_len = np.empty(max(16, n), np.int64)
+    seg_n = 0
+
+    # Running set, with O(1) removal.
+    run_list = np.empty(most, np.int64)
+    run_pos = np.full(n, -1, np.int64)
+    n_run = 0
+
+    # Events.
+    ev_t = np.empty(max(16, 2 * most))
+    ev_i = np.empty((max(16, 2 * most), 3), np.int64)
+    ev_n = 0
+    wake_version = 0
+
+    # Waiting queues: one heap of (key, job, version) per width.
+    widths = np.unique(gpus)
+    n_w = widths.shape[0]
+    width_of = np.empty(n, np.int64)
+    for j in range(n):
+        lo, hi = 0, n_w
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if widths[mid] < gpus[j]:
+                lo = mid + 1
+            else:
+                hi = mid
+        width_of[j] = lo
+    q_cap = 16
+    q_t = np.empty((n_w, q_cap))
+    q_i = np.empty((n_w, q_cap, 2), np.int64)
+    q_n = np.zeros(n_w, np.int64)
+    q_version = np.zeros(n, np.int64)
+    queued = np.zeros(n, np.bool_)
+    n_waiting = 0
+
+    # Policy state: 2D-LAS' arrival ranks; A-SRPT's keys, predictions (raised adaptively),
+    # virtual machine (a heap of (remaining, job, version)) and overrun watches (a heap of
+    # (time, job, sequence)).
+    las_rank = np.zeros(n_las)
+    arrivals = 0
+    a_key = np.zeros(n_asrpt)
+    a_pred = np.zeros(n_asrpt)
+    a_first = np.zeros(n_asrpt)
+    vdone = np.zeros(n_asrpt, np.bool_)
+    vver = np.zeros(n_asrpt, np.int64)
+    v_t = np.empty(max(16, n_asrpt))
+    v_i = np.empty((max(16, n_asrpt), 2), np.int64)
+    v_n = 0
+    vt = 0.0
+    scale = 1.0 / float(total_gpus)
+    x_t = np.empty(16)
+    x_i = np.empty((16, 2), np.int64)
+    x_n = 0
+    x_seq = np.zeros(n_asrpt, np.int64)
+    started = np.zeros(n_asrpt, np.bool_)
+    watch = rule == _ASRPT and adaptive != _NO_RAISE and not never_low
+
+    # Scratch of one decision.
+    d_free = np.empty(n_servers, np.int64)
+    c_t = np.empty(n_w)
+    c_i = np.empty((n_w, 3), np.int64)  # (job, version, width index)
+    starts = np.empty(most, np.int64)
+    start_off = np.empty(most, np.int64)
+    start_len = np.empty(most, np.int64)
+    preempts = np.empty(most, np.int64)
+    r_key = np.empty(most)
+    r_alive = np.empty(most, np.bool_)
+    out_s = np.empty(n_servers, np.int64)
+    out_c = np.empty(n_servers, np.int64)
+    ints2 = np.empty(2, np.int64)
+    ints3 = np.empty(3, np.int64)
+
+    next_arrival = 0
+    finished = 0
+    now = 0.0
+    code = OK
+    while finished < n:
+        # Drop superseded events.
+        while ev_n > 0:
+            kind, j, ver = ev_i[0, 0], ev_i[0, 1], ev_i[0, 2]
+            if ver == (wake_version if kind == _WAKE else version[j]):
+                break
+            _heap_pop(ev_t, ev_i, ev_n)
+            ev_n -= 1
+        t = ev_t[0] if ev_n > 0 else np.inf
+        if next_arrival < n and release[order[next_arrival]] < t:
+            t = release[order[next_arrival]]
+        if t == np.inf:
+            code = STALLED
+            break
+        now = t
+        horizon = t + 1e-12 * (t if t > 1.0 else 1.0)
+        while ev_n > 0 and ev_t[0] <= horizon:
+            kind, j, ver = ev_i[0, 0], ev_i[0, 1], ev_i[0, 2]
+            _heap_pop(ev_t, ev_i, ev_n)
+            ev_n -= 1
+            if kind == _COMPLETION and ver == version[j]:
+                # Stop, finished.
+                if now > seg_start0[j]:
+                    if seg_n == seg_job.shape[0]:
+                        seg_job = _grow_i1(seg_job)
+                        seg_a = _grow_f(seg_a)
+                        seg_b = _grow_f(seg_b)
+                        seg_off = _grow_i1(seg_off)
+                        seg_len = _grow_i1(seg_len)
+                    seg_job[seg_n] = j
+                    seg_a[seg_n] = seg_start0[j]
+                    seg_b[seg_n] = now
+                    seg_off[seg_n] = cur_off[j]
+                    seg_len[seg_n] = cur_len[j]
+                    seg_n += 1
+                    n_segments[j] += 1
+                rem[j] = 0.0
+                att_work[j] = work[j]
+                completion[j] = now
+                status[j] = _DONE
+                att_gpu[j] += (now - seg_start0[j]) * gpus[j]
+                for k in range(cur_off[j], cur_off[j] + cur_len[j]):
+                    free[pool_s[k]] += pool_c[k]
+                total_free += gpus[j]
+                p = run_pos[j]
+                last_job = run_list[n_run - 1]
+                run_list[p] = last_job
+                run_pos[last_job] = p
+                run_pos[j] = -1
+                n_run -= 1
+                version[j] += 1
+                finished += 1
+                if rule == _ASRPT:
+                    x_seq[j] += 1  # A-SRPT stops watching it
+        if rule == _ASRPT:
+            # Advance the virtual machine to now (ASRPT._advance), re-keying queued jobs.
+            tv = vt
+            while v_n > 0 and tv < now:
+                rv, jv, verv = v_t[0], v_i[0, 0], v_i[0, 1]
+                if verv != vver[jv]:
+                    _heap_pop(v_t, v_i, v_n)
+                    v_n -= 1
+                    continue
+                if tv + rv <= now:
+                    _heap_pop(v_t, v_i, v_n)
+                    v_n -= 1
+                    tv += rv
+                    vdone[jv] = True
+                    if finished_remaining:
+                        left = (
+                            max(
+                                a_pred[jv]
+                                - _attained(jv, status, now, att_work, work_start, rate),
+                                0.0,
+                            )
+                            / best_rate[jv]
+                        )
+                        key = -1.0 / (1.0 + float(gpus[jv]) * left)
+                    else:
+                        key = -1.0 / (1.0 + tv)
+                else:
+                    key = rv - (now - tv)
+                    v_t[0] = key  # heapreplace with a smaller key: the root stays the root
+                    tv = now
+                a_key[jv] = key
+                if queued[jv]:
+                    w = width_of[jv]
+                    if q_n[w] == q_t.shape[1]:
+                        q_t, q_i = _grow_queues(q_t, q_i)
+                    q_version[jv] += 1
+                    ints2[0] = jv
+                    ints2[1] = q_version[jv]
+                    _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
+                    q_n[w] += 1
+            vt = max(tv, now)
+        while next_arrival < n and release[order[next_arrival]] <= t:
+            j = order[next_arrival]
+            next_arrival += 1
+            status[j] = _WAITING
+            if rule == _LAS:
+                las_rank[j] = arrivals
+                arrivals += 1
+            if rule == _ASRPT:
+                a_pred[j] = predicted[j]
+                a_first[j] = predicted[j]
+                size = float(gpus[j]) * predicted[j] / best_rate[j] * scale
+                if v_n == v_t.shape[0]:
+                    v_t = _grow_f(v_t)
+                    v_i = _grow_i(v_i)
+                vver[j] += 1
+                ints2[0] = j
+                ints2[1] = vver[j]
+                _heap_push(v_t, v_i, v_n, size, ints2)
+                v_n += 1
+                a_key[j] = size
+                key = size
+            else:
+                key = _waiting_key(
+                    rule,
+                    j,
+                    release,
+                    predicted,
+                    att_work,
+                    best_rate,
+                    gpus,
+                    att_gpu,
+                    thresholds,
+                    las_rank,
+                )
+            # Enqueue.
+            w = width_of[j]
+            if q_n[w] == q_t.shape[1]:
+                q_t, q_i = _grow_queues(q_t, q_i)
+            q_version[j] += 1
+            ints2[0] = j
+            ints2[1] = q_version[j]
+            _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
+            q_n[w] += 1
+            if not queued[j]:
+                queued[j] = True
+                n_waiting += 1
+        if finished == n:
+            break
+
+        if watch:
+            # A-SRPT: raise the predictions of running jobs past them (ASRPT._raise_overrun).
+            while x_n > 0 and x_t[0] <= now:
+                jx, seq = x_i[0, 0], x_i[0, 1]
+                _heap_pop(x_t, x_i, x_n)
+                x_n -= 1
+                if seq != x_seq[jx] or status[jx] != _RUNNING:
+                    continue
+                attained = _attained(jx, status, now, att_work, work_start, rate)
+                if attained >= a_pred[jx] * (1.0 + _MARGIN):
+                    new = 2.0 * attained if adaptive == _DOUBLE else attained + a_first[jx]
+                    extra = float(gpus[jx]) * (new - a_pred[jx]) / best_rate[jx] * scale
+                    a_pred[jx] = new
+                    current = a_key[jx]
+                    size = (current if current > 0 else 0.0) + extra
+                    vdone[jx] = False
+                    if v_n == v_t.shape[0]:
+                        v_t = _grow_f(v_t)
+                        v_i = _grow_i(v_i)
+                    vver[jx] += 1
+                    ints2[0] = jx
+                    ints2[1] = vver[jx]
+                    _heap_push(v_t, v_i, v_n, size, ints2)
+                    v_n += 1
+                    a_key[jx] = size  # running, so not queued: nothing to re-queue
+                if x_n == x_t.shape[0]:
+                    x_t = _grow_f(x_t)
+                    x_i = _grow_i(x_i)
+                x_n = _watch(
+                    jx,
+                    rate[jx],
+                    work_start[jx],
+                    now,
+                    a_pred,
+                    x_seq,
+                    x_t,
+                    x_i,
+                    x_n,
+                    status,
+                    att_work,
+                    work_start,
+                    rate,
+                )
+
+        # ---- decide (ListScheduler.decide)
+        n_starts = 0
+        n_pre = 0
+        if not (n_waiting == 0 or (total_free == 0 and not preemptive)):
+            d_total_free = total_free
+            spare = total_gpus - total_free if preemptive else 0
+            d_free[:] = free
+            keys_ready = False
+            max_key = np.inf
+            # Candidates: the head of each width's heap.
+            n_c = 0
+            for w in range(n_w):
+                if _clean_head(q_t[w], q_i[w], q_n, w, queued, q_version):
+                    ints3[0] = q_i[w, 0, 0]
+                    ints3[1] = q_i[w, 0, 1]
+                    ints3[2] = w
+                    _heap_push(c_t, c_i, n_c, q_t[w, 0], ints3)
+                    n_c += 1
+            while n_c > 0:
+                key = c_t[0]
+                job = c_i[0, 0]
+                w = c_i[0, 2]
+                _heap_pop(c_t, c_i, n_c)
+                n_c -= 1
+                width = widths[w]
+                first_victim = n_pre
+                if width > d_total_free:
+                    got_victims = False
+                    if width <= d_total_free + spare:
+                        if not keys_ready:
+                            max_key = _running_keys(
+                                rule,
+                                n_run,
+                                run_list,
+                                now,
+                                predicted,
+                                att_work,
+                                work_start,
+                                rate,
+                                best_rate,
+                                gpus,
+                                att_gpu,
+                                seg_start0,
+                                thresholds,
+                                las_rank,
+                                r_key,
+                                r_alive,
+                                a_key,
+                                a_pred,
+                                vdone,
+                                finished_remaining,
+                            )
+                            keys_ready = True
+                        need = width - d_total_free
+                        if key < max_key:
+                            n_pre, max_key = _victims(
+                                key, need, n_run, run_list, r_key, r_alive, gpus, preempts, n_pre
+                            )
+                            got_victims = n_pre > first_victim
+                            if got_victims and rule == _ASRPT and restore_s > 0:
+                                # ASRPT.worth_preempting: no victim about to finish.
+                                for v in range(first_victim, n_pre):
+                                    victim = preempts[v]
+                                    attained = _attained(
+                                        victim, status, now, att_work, work_start, rate
+                                    )
+                                    left = (a_pred[victim] - attained) / best_rate[victim]
+                                    if left <= restore_s:
+                                        got_victims = False
+                                if not got_victims:
+                                    for v in range(first_victim, n_pre):
+                                        r_alive[run_pos[preempts[v]]] = True
+                                    max_key = -np.inf
+                                    for r in range(n_run):
+                                        if r_alive[r] and r_key[r] > max_key:
+                                            max_key = r_key[r]
+                                    n_pre = first_victim
+                    if not got_victims:
+                        if not backfill:
+                            break
+                        continue
+                    for v in range(first_victim, n_pre):
+                        victim = preempts[v]
+                        for k in range(cur_off[victim], cur_off[victim] + cur_len[victim]):
+                            d_free[pool_s[k]] += pool_c[k]
+                        d_total_free += gpus[victim]
+                        spare -= gpus[victim]
+                used = _consolidate(d_free, width, out_s, out_c)
+                if used == 0:
+                    # No placement (cannot happen for consolidation with room): undo.
+                    for v in range(first_victim, n_pre):
+                        victim = preempts[v]
+                        for k in range(cur_off[victim], cur_off[victim] + cur_len[victim]):
+                            d_free[pool_s[k]] -= pool_c[k]
+                        d_total_free -= gpus[victim]
+                        spare += gpus[victim]
+                    n_pre = first_victim
+                    if not backfill:
+                        break
+                    continue
+                while pool_n + used > pool_s.shape[0]:
+                    pool_s = _grow_i1(pool_s)
+                    pool_c = _grow_i1(pool_c)
+                start_off[n_starts] = pool_n
+                start_len[n_starts] = used
+                for k in range(used):
+                    d_free[out_s[k]] -= out_c[k]
+                    pool_s[pool_n] = out_s[k]
+                    pool_c[pool_n] = out_c[k]
+                    pool_n += 1
+                d_total_free -= width
+                # Dequeue.
+                _heap_pop(q_t[w], q_i[w], q_n[w])
+                q_n[w] -= 1
+                queued[job] = False
+                n_waiting -= 1
+                starts[n_starts] = job
+                n_starts += 1
+                if _clean_head(q_t[w], q_i[w], q_n, w, queued, q_version):
+                    ints3[0] = q_i[w, 0, 0]
+                    ints3[1] = q_i[w, 0, 1]
+                    ints3[2] = w
+                    _heap_push(c_t, c_i, n_c, q_t[w, 0], ints3)
+                    n_c += 1
+            # Preempted jobs queue again only now, keyed (as ListScheduler does) before their
+            # stop is applied: a waiting key reads the service a running job has attained,
+            # which is its running key's.
+            for v in range(n_pre):
+                victim = preempts[v]
+                if rule == _ASRPT:
+                    key = a_key[victim]
+                    if finished_remaining and vdone[victim]:
+                        attained = _attained(victim, status, now, att_work, work_start, rate)
+                        left = max(a_pred[victim] - attained, 0.0) / best_rate[victim]
+                        key = -1.0 / (1.0 + float(gpus[victim]) * left)
+                else:
+                    key = _running_key(
+                        rule,
+                        victim,
+                        now,
+                        predicted,
+                        att_work,
+                        work_start,
+                        rate,
+                        best_rate,
+                        gpus,
+                        att_gpu,
+                        seg_start0,
+                        thresholds,
+                        las_rank,
+                    )
+                w = width_of[victim]
+                if q_n[w] == q_t.shape[1]:
+                    q_t, q_i = _grow_queues(q_t, q_i)
+                q_version[victim] += 1
+                ints2[0] = victim
+                ints2[1] = q_version[victim]
+                _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
+                q_n[w] += 1
+                if not queued[victim]:
+                    queued[victim] = True
+                    n_waiting += 1
+        wake = np.nan
+        if watch:
+            # ASRPT.wake_time: watch the started jobs, forget the preempted ones.
+            for v in range(n_pre):
+                x_seq[preempts[v]] += 1
+            for a in range(n_starts):
+                j = starts[a]
+                progress = now + (restore_s if started[j] else 0.0)
+                speed = 1.0 if start_len[a] == 1 else 1.0 / slowdown[j]
+                if x_n == x_t.shape[0]:
+                    x_t = _grow_f(x_t)
+                    x_i = _grow_i(x_i)
+                x_n = _watch(
+                    j,
+                    speed,
+                    progress,
+                    now,
+                    a_pred,
+                    x_seq,
+                    x_t,
+                    x_i,
+                    x_n,
+                    status,
+                    att_work,
+                    work_start,
+                    rate,
+                )
+            while x_n > 0 and x_i[0, 1] != x_seq[x_i[0, 0]]:
+                _heap_pop(x_t, x_i, x_n)
+                x_n -= 1
+            if x_n > 0 and x_t[0] > now:
+                wake = x_t[0]
+        if rule == _LAS and n_waiting > 0:
+            wake = _las_wake(
+                now,
+                n_run,
+                run_list,
+                preempts,
+                n_pre,
+                starts,
+                n_starts,
+                att_gpu,
+                seg_start0,
+                gpus,
+                thresholds,
+            )
+        wake_version += 1
+
+        # ---- apply: preemptions, then starts (Simulator._apply).
+        for v in range(n_pre):
+            j = preempts[v]
+            if now > seg_start0[j]:
+                if seg_n == seg_job.shape[0]:
+                    seg_job = _grow_i1(seg_job)
+                    seg_a = _grow_f(seg_a)
+                    seg_b = _grow_f(seg_b)
+                    seg_off = _grow_i1(seg_off)
+                    seg_len = _grow_i1(seg_len)
+                seg_job[seg_n] = j
+                seg_a[seg_n] = seg_start0[j]
+                seg_b[seg_n] = now
+                seg_off[seg_n] = cur_off[j]
+                seg_len[seg_n] = cur_len[j]
+                seg_n += 1
+                n_segments[j] += 1
+            busy = now - work_start[j]
+            done = busy * rate[j] if busy > 0 else 0.0
+            rem[j] = max(rem[j] - done, 0.0)
+            att_work[j] += done
+            status[j] = _WAITING
+            att_gpu[j] += (now - seg_start0[j]) * gpus[j]
+            for k in range(cur_off[j], cur_off[j] + cur_len[j]):
+                free[pool_s[k]] += pool_c[k]
+            total_free += gpus[j]
+            p = run_pos[j]
+            last_job = run_list[n_run - 1]
+            run_list[p] = last_job
+            run_pos[last_job] = p
+            run_pos[j] = -1
+            n_run -= 1
+            version[j] += 1
+        for a in range(n_starts):
+            j = starts[a]
+            for k in range(start_off[a], start_off[a] + start_len[a]):
+                free[pool_s[k]] -= pool_c[k]
+            total_free -= gpus[j]
+            cur_off[j] = start_off[a]
+            cur_len[j] = start_len[a]
+            speed = 1.0 if start_len[a] == 1 else 1.0 / slowdown[j]
+            ws = now + restore_s if n_segments[j] > 0 else now
+            rate[j] = speed
+            seg_start0[j] = now
+            work_start[j] = ws
+            status[j] = _RUNNING
+            if rule == _ASRPT:
+                started[j] = True
+            run_list[n_run] = j
+            run_pos[j] = n_run
+            n_run += 1
+            version[j] += 1
+            if ev_n == ev_t.shape[0]:
+                ev_t = _grow_f(ev_t)
+                ev_i = _grow_i(ev_i)
+            ints3[0] = _COMPLETION
+            ints3[1] = j
+            ints3[2] = version[j]
+            _heap_push(ev_t, ev_i, ev_n, ws + rem[j] / speed, ints3)
+            ev_n += 1
+        if not np.isnan(wake) and wake > now and wake < np.inf:
+            if ev_n == ev_t.shape[0]:
+                ev_t = _grow_f(ev_t)
+                ev_i = _grow_i(ev_i)
+            ints3[0] = _WAKE
+            ints3[1] = -1
+            ints3[2] = wake_version
+            _heap_push(ev_t, ev_i, ev_n, wake, ints3)
+            ev_n += 1
+    return (
+        code,
+        completion,
+        seg_job[:seg_n].copy(),
+        seg_a[:seg_n].copy(),
+        seg_b[:seg_n].copy(),
+        seg_off[:seg_n].copy(),
+        seg_len[:seg_n].copy(),
+        pool_s[:pool_n].copy(),
+        pool_c[:pool_n].copy(),
+    )
+
+
+@njit(cache=True)
+def _grow_i1(a: Any) -> Any:
+    out = np.empty(a.shape[0] * 2, a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(cache=True)
+def _grow_queues(q_t: Any, q_i: Any) -> Any:
+    cap = q_t.shape[1]
+    t = np.empty((q_t.shape[0], cap * 2))
+    i = np.empty((q_i.shape[0], cap * 2, 2), np.int64)
+    t[:, :cap] = q_t
+    i[:, :cap] = q_i
+    return t, i
+
+
+@njit(cache=True)
+def _clean_head(t: Any, i: Any, q_n: Any, w: int, queued: Any, q_version: Any) -> bool:
+    # ListScheduler._head: drop entries of jobs no longer queued or re-keyed since.
+    while q_n[w] > 0:
+        job, ver = i[0, 0], i[0, 1]
+        if queued[job] and ver == q_version[job]:
+            return True
+        _heap_pop(t, i, q_n[w])
+        q_n[w] -= 1
+    return False
+
+
+@njit(cache=True)
+def _level(thresholds: Any, service: float) -> int:
+    # np.searchsorted(thresholds, service, side="right")
+    k = 0
+    while k < thresholds.shape[0] and thresholds[k] <= service:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _waiting_key(
+    rule: int,
+    j: int,
+    release: Any,
+    predicted: Any,
+    att_work: Any,
+    best_rate: Any,
+    gpus: Any,
+    att_gpu: Any,
+    thresholds: Any,
+    las_rank: Any,
+) -> float:
+    if rule == _FIFO:
+        return release[j]
+    if rule == _SJF:
+        return predicted[j] / best_rate[j]
+    if rule == _SRTF:
+        return (predicted[j] - att_work[j]) / best_rate[j]
+    if rule == _SRSF:
+        return (predicted[j] - att_work[j]) / best_rate[j] * float(gpus[j])
+    if rule == _QSSF:
+        return predicted[j] / best_rate[j] * float(gpus[j])
+    return _level(thresholds, att_gpu[j]) * _LEVEL + las_rank[j]
+
+
+@njit(cache=True)
+def _running_key(
+    rule: int,
+    j: int,
+    now: float,
+    predicted: Any,
+    att_work: Any,
+    work_start: Any,
+    rate: Any,
+    best_rate: Any,
+    gpus: Any,
+    att_gpu: Any,
+    seg_start0: Any,
+    thresholds: Any,
+    las_rank: Any,
+) -> float:
+    if rule == _LAS:
+        service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
+        return _level(thresholds, service) * _LEVEL + las_rank[j]
+    busy = now - work_start[j]
+    attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
+    left = (predicted[j] - attained) / best_rate[j]
+    if rule == _SRSF:
+        return left * float(gpus[j])
+    return left
+
+
+@njit(cache=True)
+def _running_keys(
+    rule: int,
+    n_run: int,
+    run_list: Any,
+    now: float,
+    predicted: Any,
+    att_work: Any,
+    work_start: Any,
+    rate: Any,
+    best_rate: Any,
+    gpus: Any,
+    att_gpu: Any,
+    seg_start0: Any,
+    thresholds: Any,
+    las_rank: Any,
+    r_key: Any,
+    r_alive: Any,
+    a_key: Any,
+    a_pred: Any,
+    vdone: Any,
+    finished_remaining: bool,
+) -> float:
+    """The running jobs' keys (aligned with ``run_list``), all alive; returns the largest."""
+    top = -np.inf
+    for r in range(n_run):
+        j = run_list[r]
+        if rule == _ASRPT:
+            key = a_key[j]
+            if finished_remaining and vdone[j]:
+                # ASRPT.running_keys, in its (array) order of operations.
+                attained = att_work[j] + max(now - work_start[j], 0.0) * rate[j]
+                service = float(gpus[j]) * max(a_pred[j] - attained, 0.0) / best_rate[j]
+                key = -1.0 / (1.0 + service)
+        elif rule == _LAS:
+            service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
+            k = 0
+            while k < thresholds.shape[0] and thresholds[k] <= service:
+                k += 1
+            key = k * _LEVEL + las_rank[j]
+        else:
+            busy = now - work_start[j]
+            attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
+            key = (predicted[j] - attained) / best_rate[j]
+            if rule == _SRSF:
+                key = key * float(gpus[j])
+        r_key[r] = key
+        r_alive[r] = True
+        if key > top:
+            top = key
+    return top
+
+
+@njit(cache=True)
+def _victims(
+    key: float,
+    need: int,
+    n_run: int,
+    run_list: Any,
+    r_key: Any,
+    r_alive: Any,
+    gpus: Any,
+    preempts: Any,
+    n_pre: int,
+) -> Any:
+    """ListScheduler's _Running.victims: append the victims to ``preempts``; returns the new
+    count (unchanged: none) and the largest key still alive."""
+    room = 0
+    for r in range(n_run):
+        if r_alive[r] and r_key[r] > key:
+            room += gpus[run_list[r]]
+    if room >= need:
+        # Largest key first, ties to the larger job index.
+        got = 0
+        first = n_pre
+        while got < need:
+            best = -1
+            for r in range(n_run):
+                if (
+                    r_alive[r]
+                    and r_key[r] > key
+                    and (
+                        best < 0
+                        or r_key[r] > r_key[best]
+                        or (r_key[r] == r_key[best] and run_list[r] > run_list[best])
+                    )
+                ):
+                    best = r
+            r_alive[best] = False
+            preempts[n_pre] = best  # a running-list position for now
+            n_pre += 1
+            got += gpus[run_list[best]]
+        # Spare the more urgent of the chosen victims when the others already make room.
+        k = n_pre - 2
+        while k >= first:
+            g = gpus[run_list[preempts[k]]]
+            if got - g >= need:
+                r_alive[preempts[k]] = True
+                got -= g
+                for m in range(k, n_pre - 1):
+                    preempts[m] = preempts[m + 1]
+                n_pre -= 1
+            k -= 1
+        for m in range(first, n_pre):
+            preempts[m] = run_list[preempts[m]]
+    top = -np.inf
+    for r in range(n_run):
+        if r_alive[r] and r_key[r] > top:
+            top = r_key[r]
+    return n_pre, top
+
+
+@njit(cache=True)
+def _las_wake(
+    now: float,
+    n_run: int,
+    run_list: Any,
+    preempts: Any,
+    n_pre: int,
+    starts: Any,
+    n_starts: int,
+    att_gpu: Any,
+    seg_start0: Any,
+    gpus: Any,
+    thresholds: Any,
+) -> float:
+    """TwoDimensionalLAS.wake_time: the next instant a running job crosses a threshold."""
+    best = np.inf
+    found = False
+    for r in range(n_run + n_starts):
+        if r < n_run:
+            j = run_list[r]
+            gone = False
+            for v in range(n_pre):
+                if preempts[v] == j:
+                    gone = True
+            if gone:
+                continue
+            service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
+        else:
+            j = starts[r - n_run]
+            service = att_gpu[j]
+        level = _level(thresholds, service)
+        if level < thresholds.shape[0]:
+            gap = (thresholds[level] - service) / gpus[j]
+            if not found or gap < best:
+                best = gap
+                found = True
+    if not found:
+        return np.nan
+    wake = now + best
+    return wake if wake > now else np.nan
+
+
+@njit(cache=True)
+def _attained(j: int, status: Any, now: float, att_work: Any, work_start: Any, rate: Any) -> float:
+    """Simulator.attained_work."""
+    if status[j] == _RUNNING:
+        busy = now - work_start[j]
+        return att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
+    return att_work[j]
+
+
+@njit(cache=True)
+def _watch(
+    j: int,
+    r: float,
+    progress_s: float,
+    now: float,
+    a_pred: Any,
+    x_seq: Any,
+    x_t: Any,
+    x_i: Any,
+    x_n: int,
+    status: Any,
+    att_work: Any,
+    work_start: Any,
+    rate: Any,
+) -> int:
+    """ASRPT._watch: when ``j``, running at ``r`` from ``progress_s``, passes its prediction;
+    returns the watch heap's new size (the caller has made room)."""
+    x_seq[j] += 1
+    attained = _attained(j, status, now, att_work, work_start, rate)
+    left = a_pred[j] * (1.0 + 2.0 * _MARGIN) - attained
+    when = max(progress_s, now) + max(left, 0.0) / r
+    ints = np.empty(2, np.int64)
+    ints[0] = j
+    ints[1] = x_seq[j]
+    _heap_push(x_t, x_i, x_n, when, ints)
+    return x_n + 1
