@@ -119,19 +119,18 @@ class PreferentialRoundRobin:
         -------
         list of int
         """
-        rate = view.best_rate
+        pool = self._active if jobs is None else jobs
+        index = np.fromiter(pool, np.int64, len(pool))
+        arrival = np.fromiter((self._active[j] for j in index.tolist()), np.int64, index.size)
+        attained = view.attained_work_of(index)
+        rate = view.best_rate[index]
         if self.predicted_quantum(self._quantum):
-            pred = view.predicted_work
-
-            def key(j: int) -> tuple[float, int]:
-                left = max(float(pred[j] - view.attained_work(j)), 0.0)
-                return left / float(rate[j]), self._active[j]
+            key = np.maximum(view.predicted_work[index] - attained, 0.0) / rate
         else:
-
-            def key(j: int) -> tuple[float, int]:
-                return float(view.attained_work(j) / rate[j]), self._active[j]
-
-        return sorted(self._active if jobs is None else jobs, key=key)
+            key = attained / rate
+        # By key, ties to the earlier arrival: the same order as sorting (key, arrival) pairs.
+        ordered: list[int] = index[np.lexsort((arrival, key))].tolist()
+        return ordered
 
     def _note(self, starts: tuple[Start, ...], preempts: tuple[int, ...]) -> None:
         self._waiting.difference_update(st.job for st in starts)

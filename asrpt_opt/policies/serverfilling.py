@@ -66,29 +66,38 @@ class ServerFillingSRPT:
         -------
         list of int
         """
-        gpus = view.job_gpus
+        width = view.job_gpus
         total = view.total_gpus
-        srpt = sorted(self._active, key=lambda j: (self._remaining_s(j, view), j))
+        # SRPT order of the released jobs (ties to the lower index), as arrays: the remaining
+        # times are _remaining_s's, computed for all of them at once.
+        active = np.fromiter(self._active, np.int64, len(self._active))
+        left = (view.predicted_work[active] - view.attained_work_of(active)) / view.best_rate[
+            active
+        ]
+        srpt = active[np.lexsort((active, left))].tolist()
+        gpus = width[srpt].tolist()
         prefix: list[int] = []
         covered = 0
-        for j in srpt:
+        for k in range(len(srpt)):
             if covered >= total:
                 break
-            prefix.append(j)
-            covered += int(gpus[j])
-        rank = {j: k for k, j in enumerate(srpt)}
+            prefix.append(k)
+            covered += gpus[k]
         chosen: list[int] = []
         used = 0
-        for j in sorted(prefix, key=lambda j: (-int(gpus[j]), rank[j])):
-            if used + int(gpus[j]) <= total:
-                chosen.append(j)
-                used += int(gpus[j])
+        for k in sorted(prefix, key=lambda k: (-gpus[k], k)):
+            if used + gpus[k] <= total:
+                chosen.append(srpt[k])
+                used += gpus[k]
         picked = set(chosen)
-        for j in srpt:  # beyond the paper: fill GPUs a non-dividing width left idle
-            if j not in picked and used + int(gpus[j]) <= total:
+        # Beyond the paper: fill the GPUs a non-dividing width left idle.
+        for k, j in enumerate(srpt):
+            if used >= total:
+                break
+            if j not in picked and used + gpus[k] <= total:
                 chosen.append(j)
                 picked.add(j)
-                used += int(gpus[j])
+                used += gpus[k]
         return chosen
 
     def decide(self, view: ClusterView) -> Decision:

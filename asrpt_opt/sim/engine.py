@@ -274,6 +274,18 @@ class Simulator:
             return self._att_work[job] + (busy * self._rate[job] if busy > 0 else 0.0)
         return self._att_work[job]
 
+    def attained_work_of(self, jobs: NDArray[np.int64]) -> NDArray[np.float64]:
+        """:meth:`attained_work` of each of ``jobs``, in one pass (the same values)."""
+        index = jobs.tolist()
+        out = np.fromiter((self._att_work[j] for j in index), np.float64, len(index))
+        slots = np.fromiter((self._slot_of[j] for j in index), np.int64, len(index))
+        running = slots >= 0
+        if running.any():
+            s = slots[running]
+            busy = self.now - self.slot_work_start[s]
+            out[running] = self.slot_att0[s] + np.where(busy > 0, busy * self.slot_rate[s], 0.0)
+        return out
+
     def rate_of(self, job: int) -> float:
         """Current rate of ``job`` (0 unless it is running)."""
         return self._rate[job] if self.status[job] == RUNNING else 0.0

@@ -142,6 +142,20 @@ class ClusterView:
         """Work units the job has processed so far."""
         return self._sim.attained_work(job)
 
+    def attained_work_of(self, jobs: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Work units each of ``jobs`` has processed so far (:meth:`attained_work`, for many
+        jobs at once).
+
+        Parameters
+        ----------
+        jobs : ndarray of int
+
+        Returns
+        -------
+        ndarray of float
+        """
+        return self._sim.attained_work_of(jobs)
+
     def attained_gpu_s(self, job: int) -> float:
         """GPU-seconds the job has held so far (Tiresias' attained service)."""
         return self._sim.attained_gpu_s(job)
