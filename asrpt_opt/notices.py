@@ -7,9 +7,55 @@ The command line shows NOTICE and above unless ``-q``; library code only logs.
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["NOTICE"]
+__all__ = ["NOTICE", "compiling"]
 
 #: Between INFO (20) and WARNING (30).
 NOTICE = 25
 logging.addLevelName(NOTICE, "NOTICE")
+
+
+@contextmanager
+def compiling(what: str, usually: str, logger: logging.Logger) -> Iterator[None]:
+    """Time a block that compiles numba kernels (or loads them from numba's cache).
+
+    When it takes longer than a second (a cold cache: the first run after installing), a
+    NOTICE says so while it works, and another how long it took.
+
+    Parameters
+    ----------
+    what : str
+        What compiles, e.g. "the placement kernels".
+    usually : str
+        How long a cold compile usually takes, e.g. "20-60 s".
+    logger : logging.Logger
+        The caller's logger.
+
+    Returns
+    -------
+    context manager
+        Wraps the compiling block.
+    """
+    t0 = time.perf_counter()
+    notice = threading.Timer(
+        1.0,
+        lambda: logger.log(
+            NOTICE,
+            "compiling %s with numba: once after installing, usually %s (cached afterwards)",
+            what,
+            usually,
+        ),
+    )
+    notice.daemon = True
+    notice.start()
+    try:
+        yield
+    finally:
+        notice.cancel()
+    seconds = time.perf_counter() - t0
+    if seconds > 1.0:
+        logger.log(NOTICE, "%s compiled in %.0f s", what, seconds)

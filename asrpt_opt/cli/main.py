@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -131,7 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         error (a bug).
     """
     if argv is None:
-        argv = sys.argv[1:]
+        code = main(sys.argv[1:])
+        if code == EXIT_INTERRUPTED:
+            # Interrupted, with everything finished already saved and said: leave now. A
+            # solver's native threads can abort the interpreter's normal shutdown after a
+            # Ctrl-C ("terminate called without an active exception", exit -6), which would
+            # hide the 130 a caller relies on.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
+        return code
     parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)

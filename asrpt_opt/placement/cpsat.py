@@ -70,8 +70,9 @@ def solve_interruptibly(
             out["error"] = exc
 
     worker = threading.Thread(target=run, name="cp-sat", daemon=True)
-    worker.start()
     try:
+        # Started inside the try: a Ctrl-C during the start still stops the search it began.
+        worker.start()
         while worker.is_alive():
             worker.join(0.05)
     except KeyboardInterrupt:

@@ -17,7 +17,6 @@ References
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.errors import ModelError, lookup
 from asrpt_opt.model.allocation import Allocation, allocation_to_json
-from asrpt_opt.notices import NOTICE
+from asrpt_opt.notices import compiling
 from asrpt_opt.placement.consolidate import consolidate
 
 if TYPE_CHECKING:
@@ -85,29 +84,17 @@ def warm_up_kernels() -> float:
     from asrpt_opt.placement.branch import branch_and_price
 
     t0 = time.perf_counter()
-    notice = threading.Timer(
-        1.0,
-        lambda: logger.log(
-            NOTICE,
-            "compiling the placement kernels with numba: once after installing, usually "
-            "20-60 s (cached afterwards)",
-        ),
-    )
-    notice.daemon = True
-    notice.start()
     try:
-        job = worker_graph(load_model("resnet50"), Parallelism(dp=2, pp=2, tp=1))
-        free = np.array([3, 3], dtype=np.int64)
-        start = _mincut(job, free)
-        _kl(job, free, rng=np.random.default_rng(0))
-        _greedy(job, free)
-        branch_and_price(job, free, start, time_limit_s=5.0)
+        with compiling("the placement kernels", "20-60 s", logger):
+            job = worker_graph(load_model("resnet50"), Parallelism(dp=2, pp=2, tp=1))
+            free = np.array([3, 3], dtype=np.int64)
+            start = _mincut(job, free)
+            _kl(job, free, rng=np.random.default_rng(0))
+            _greedy(job, free)
+            branch_and_price(job, free, start, time_limit_s=5.0)
     finally:
-        notice.cancel()
         _WARM["state"] = "warm"
     seconds = time.perf_counter() - t0
-    if seconds > 1.0:
-        logger.log(NOTICE, "placement kernels compiled in %.0f s", seconds)
     return seconds
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies._selection import serve
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["PreferentialRoundRobin"]
@@ -60,6 +61,19 @@ class PreferentialRoundRobin:
             raise UsageError(f"quantum_s must be a finite number > 0, got {quantum_s!r}")
         self.trust = trust
         self.quantum_s = quantum_s
+
+    def core_rule(self) -> CoreRule | None:
+        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
+        subclass, which may change any step.
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        if type(self) is not PreferentialRoundRobin:
+            return None
+        quantum = math.nan if self.quantum_s is None else float(self.quantum_s)
+        return CoreRule(rule="prr", trust=float(self.trust), quantum_s=quantum)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job; the first quantum starts with the first decision."""

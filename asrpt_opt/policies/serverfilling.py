@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from asrpt_opt.policies._selection import serve
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
 __all__ = ["ServerFillingSRPT"]
@@ -32,6 +33,18 @@ class ServerFillingSRPT:
 
     name = "serverfilling-srpt"
     preemptive = True
+
+    def core_rule(self) -> CoreRule | None:
+        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
+        subclass, which may change any step.
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        if type(self) is not ServerFillingSRPT:
+            return None
+        return CoreRule(rule="serverfilling-srpt")
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""

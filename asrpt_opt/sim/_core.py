@@ -1,16 +1,18 @@
-"""The compiled (numba) core: the simulator's event loop and the built-in list policies.
+"""The compiled (numba) core: the simulator's event loop and the built-in policies' rules.
 
 (Over 500 lines on purpose: one numba function must hold the event loop, and the policies'
 rules, the victim search and consolidation are its inlined helpers; split across modules they
 would read as unrelated pieces of what is one loop.)
 
-:func:`run_core` performs, for abstract jobs, exactly what :class:`~asrpt_opt.sim.engine.
-Simulator` does with :class:`~asrpt_opt.policies.list_scheduler.ListScheduler` and the rules
-listed in :data:`RULES`: the same events in the same order (completions, arrivals, wake-ups,
-one decision per instant), the same keys and tie-breaks (every heap orders tuples as Python's
-``heapq`` does), the same victims and the same consolidation, and the same floating-point
-operations in the same order. The schedules are identical to the Python path's, which stays
-the reference and serves every other policy; the tests compare both on random instances.
+:func:`run_core` performs, for abstract jobs, exactly what
+:class:`~asrpt_opt.sim.engine.Simulator` does with
+:class:`~asrpt_opt.policies.list_scheduler.ListScheduler`, ServerFilling-SRPT and PRR, for
+the rules listed in :data:`RULES`: the same events in the same order (completions, arrivals,
+wake-ups, one decision per instant), the same keys and tie-breaks (every heap orders tuples
+as Python's ``heapq`` does), the same selections, victims and consolidations, and the same
+floating-point operations in the same order. The schedules are identical to the Python
+path's, which stays the reference and serves every other policy; the tests compare both on
+random instances.
 """
 
 from __future__ import annotations
@@ -23,9 +25,19 @@ from numba import njit
 __all__ = ["RULES", "run_core"]
 
 #: The policy rules the core knows, by code.
-RULES = {"fifo": 0, "sjf": 1, "srtf": 2, "srsf": 3, "2d-las": 4, "a-srpt": 5, "qssf": 6}
+RULES = {
+    "fifo": 0,
+    "sjf": 1,
+    "srtf": 2,
+    "srsf": 3,
+    "2d-las": 4,
+    "a-srpt": 5,
+    "qssf": 6,
+    "serverfilling-srpt": 7,
+    "prr": 8,
+}
 
-_FIFO, _SJF, _SRTF, _SRSF, _LAS, _ASRPT, _QSSF = 0, 1, 2, 3, 4, 5, 6
+_FIFO, _SJF, _SRTF, _SRSF, _LAS, _ASRPT, _QSSF, _SF, _PRR = 0, 1, 2, 3, 4, 5, 6, 7, 8
 #: A-SRPT's adaptive rules (ADAPTIVE_RULES' order) and overrun margin (ASRPT's).
 ADAPTIVE = {"double": 0, "additive": 1, "none": 2}
 _DOUBLE, _ADDITIVE, _NO_RAISE = 0, 1, 2
@@ -39,17 +51,24 @@ OK, STALLED = 0, 1
 
 # --------------------------------------------------------------------------- heaps
 @njit(cache=True)
-def _grow_f(a: Any) -> Any:
-    out = np.empty(a.shape[0] * 2, a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def _grow(a: Any) -> Any:
+    """``a`` with twice the rows (the new ones uninitialised)."""
+    return np.concatenate((a, np.empty_like(a)))
 
 
 @njit(cache=True)
-def _grow_i(a: Any) -> Any:
-    out = np.empty((a.shape[0] * 2, a.shape[1]), a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def _push(t: Any, i: Any, size: int, key: float, a: int, b: int, c: int) -> Any:
+    """Push ``(key, a, b[, c])`` on a heap of ``size`` items, growing it when full; returns
+    the (possibly new) arrays."""
+    if size == t.shape[0]:
+        t, i = _grow(t), _grow(i)
+    ints = np.empty(i.shape[1], np.int64)
+    ints[0] = a
+    ints[1] = b
+    if ints.shape[0] > 2:
+        ints[2] = c
+    _heap_push(t, i, size, key, ints)
+    return t, i
 
 
 @njit(cache=True)
@@ -177,6 +196,8 @@ def run_core(
     adaptive: int,
     finished_remaining: bool,
     never_low: bool,
+    trust: float,
+    quantum_s: float,
 ) -> Any:
     """Simulate; returns ``(code, completion, seg_job, seg_start, seg_end, seg_off, seg_len,
     alloc_s, alloc_c)``: each segment's job, interval and allocation (``seg_len`` entries of
@@ -208,16 +229,15 @@ def run_core(
     most = min(n, total_gpus)
     n_asrpt = n if rule == _ASRPT else 1
     n_las = n if rule == _LAS else 1
+    selects = rule in (_SF, _PRR)
+    n_sel = n if selects else 1
 
     # Allocation pool and segment records (grown by doubling).
     pool_s = np.empty(max(16, n), np.int64)
     pool_c = np.empty(max(16, n), np.int64)
     pool_n = 0
-    seg_job = np.empty(max(16, n), np.int64)
-    seg_a = np.empty(max(16, n))
-    seg_b = np.empty(max(16, n))
-    seg_off = np.empty(max(16, n), np.int64)
-    seg_len = np.empty(max(16, n), np.int64)
+    seg_t = np.empty((max(16, n), 2))  # start, end
+    seg_i = np.empty((max(16, n), 3), np.int64)  # job, allocation offset, its length
     seg_n = 0
 
     # Running set, with O(1) removal.
@@ -272,6 +292,18 @@ def run_core(
     x_n = 0
     x_seq = np.zeros(n_asrpt, np.int64)
     started = np.zeros(n_asrpt, np.bool_)
+    # ServerFilling-SRPT and PRR choose among the released, unfinished jobs ("active").
+    act = np.empty(n_sel, np.int64)
+    act_pos = np.full(n_sel, -1, np.int64)
+    n_act = 0
+    active_gpus = 0
+    released = 0
+    length_sum = 0.0
+    quantum = -1
+    quantum_end = -np.inf
+    mark = np.zeros(n_sel, np.bool_)
+    scr_s = np.empty(total_gpus + n_servers, np.int64)
+    scr_c = np.empty(total_gpus + n_servers, np.int64)
     watch = rule == _ASRPT and adaptive != _NO_RAISE and not never_low
 
     # Scratch of one decision.
@@ -286,9 +318,25 @@ def run_core(
     r_alive = np.empty(most, np.bool_)
     out_s = np.empty(n_servers, np.int64)
     out_c = np.empty(n_servers, np.int64)
-    ints2 = np.empty(2, np.int64)
-    ints3 = np.empty(3, np.int64)
 
+    # What a job's stop updates (arrays that never change size).
+    per_job = (
+        n_segments,
+        seg_start0,
+        cur_off,
+        cur_len,
+        rem,
+        att_work,
+        work,
+        completion,
+        status,
+        work_start,
+        rate,
+        att_gpu,
+        gpus,
+        free,
+        version,
+    )
     next_arrival = 0
     finished = 0
     now = 0.0
@@ -314,39 +362,22 @@ def run_core(
             _heap_pop(ev_t, ev_i, ev_n)
             ev_n -= 1
             if kind == _COMPLETION and ver == version[j]:
-                # Stop, finished.
-                if now > seg_start0[j]:
-                    if seg_n == seg_job.shape[0]:
-                        seg_job = _grow_i1(seg_job)
-                        seg_a = _grow_f(seg_a)
-                        seg_b = _grow_f(seg_b)
-                        seg_off = _grow_i1(seg_off)
-                        seg_len = _grow_i1(seg_len)
-                    seg_job[seg_n] = j
-                    seg_a[seg_n] = seg_start0[j]
-                    seg_b[seg_n] = now
-                    seg_off[seg_n] = cur_off[j]
-                    seg_len[seg_n] = cur_len[j]
-                    seg_n += 1
-                    n_segments[j] += 1
-                rem[j] = 0.0
-                att_work[j] = work[j]
-                completion[j] = now
-                status[j] = _DONE
-                att_gpu[j] += (now - seg_start0[j]) * gpus[j]
-                for k in range(cur_off[j], cur_off[j] + cur_len[j]):
-                    free[pool_s[k]] += pool_c[k]
+                if seg_n == seg_t.shape[0]:
+                    seg_t, seg_i = _grow(seg_t), _grow(seg_i)
+                seg_n = _stop(j, now, True, seg_t, seg_i, seg_n, per_job, pool_s, pool_c)
+                n_run = _leave(j, run_list, run_pos, n_run)
                 total_free += gpus[j]
-                p = run_pos[j]
-                last_job = run_list[n_run - 1]
-                run_list[p] = last_job
-                run_pos[last_job] = p
-                run_pos[j] = -1
-                n_run -= 1
-                version[j] += 1
                 finished += 1
                 if rule == _ASRPT:
                     x_seq[j] += 1  # A-SRPT stops watching it
+                if selects:
+                    # Kept in arrival order: PRR's ties, and usually already index order.
+                    for i in range(act_pos[j], n_act - 1):
+                        act[i] = act[i + 1]
+                        act_pos[act[i]] = i
+                    act_pos[j] = -1
+                    n_act -= 1
+                    active_gpus -= gpus[j]
         if rule == _ASRPT:
             # Advance the virtual machine to now (ASRPT._advance), re-keying queued jobs.
             tv = vt
@@ -379,14 +410,7 @@ def run_core(
                     tv = now
                 a_key[jv] = key
                 if queued[jv]:
-                    w = width_of[jv]
-                    if q_n[w] == q_t.shape[1]:
-                        q_t, q_i = _grow_queues(q_t, q_i)
-                    q_version[jv] += 1
-                    ints2[0] = jv
-                    ints2[1] = q_version[jv]
-                    _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
-                    q_n[w] += 1
+                    q_t, q_i = _enqueue(q_t, q_i, q_n, width_of[jv], key, jv, q_version)
             vt = max(tv, now)
         while next_arrival < n and release[order[next_arrival]] <= t:
             j = order[next_arrival]
@@ -395,17 +419,21 @@ def run_core(
             if rule == _LAS:
                 las_rank[j] = arrivals
                 arrivals += 1
+            if selects:
+                act[n_act] = j
+                act_pos[j] = n_act
+                n_act += 1
+                active_gpus += gpus[j]
+                if rule == _PRR:
+                    released += 1
+                    length_sum += predicted[j] / best_rate[j]
+                continue
             if rule == _ASRPT:
                 a_pred[j] = predicted[j]
                 a_first[j] = predicted[j]
                 size = float(gpus[j]) * predicted[j] / best_rate[j] * scale
-                if v_n == v_t.shape[0]:
-                    v_t = _grow_f(v_t)
-                    v_i = _grow_i(v_i)
                 vver[j] += 1
-                ints2[0] = j
-                ints2[1] = vver[j]
-                _heap_push(v_t, v_i, v_n, size, ints2)
+                v_t, v_i = _push(v_t, v_i, v_n, size, j, vver[j], 0)
                 v_n += 1
                 a_key[j] = size
                 key = size
@@ -422,18 +450,9 @@ def run_core(
                     thresholds,
                     las_rank,
                 )
-            # Enqueue.
-            w = width_of[j]
-            if q_n[w] == q_t.shape[1]:
-                q_t, q_i = _grow_queues(q_t, q_i)
-            q_version[j] += 1
-            ints2[0] = j
-            ints2[1] = q_version[j]
-            _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
-            q_n[w] += 1
-            if not queued[j]:
-                queued[j] = True
-                n_waiting += 1
+            q_t, q_i = _enqueue(q_t, q_i, q_n, width_of[j], key, j, q_version)
+            queued[j] = True
+            n_waiting += 1
         if finished == n:
             break
 
@@ -453,19 +472,11 @@ def run_core(
                     current = a_key[jx]
                     size = (current if current > 0 else 0.0) + extra
                     vdone[jx] = False
-                    if v_n == v_t.shape[0]:
-                        v_t = _grow_f(v_t)
-                        v_i = _grow_i(v_i)
                     vver[jx] += 1
-                    ints2[0] = jx
-                    ints2[1] = vver[jx]
-                    _heap_push(v_t, v_i, v_n, size, ints2)
+                    v_t, v_i = _push(v_t, v_i, v_n, size, jx, vver[jx], 0)
                     v_n += 1
                     a_key[jx] = size  # running, so not queued: nothing to re-queue
-                if x_n == x_t.shape[0]:
-                    x_t = _grow_f(x_t)
-                    x_i = _grow_i(x_i)
-                x_n = _watch(
+                x_t, x_i = _watch(
                     jx,
                     rate[jx],
                     work_start[jx],
@@ -480,11 +491,63 @@ def run_core(
                     work_start,
                     rate,
                 )
+                x_n += 1
 
         # ---- decide (ListScheduler.decide)
         n_starts = 0
         n_pre = 0
-        if not (n_waiting == 0 or (total_free == 0 and not preemptive)):
+        wake = np.nan
+        if selects:
+            n_starts, n_pre, n_scr, wake, quantum, quantum_end = _select_and_serve(
+                rule,
+                now,
+                act,
+                n_act,
+                active_gpus,
+                total_gpus,
+                status,
+                predicted,
+                att_work,
+                work_start,
+                rate,
+                best_rate,
+                gpus,
+                free,
+                run_list,
+                n_run,
+                cur_off,
+                cur_len,
+                pool_s,
+                pool_c,
+                restore_s,
+                trust,
+                quantum_s,
+                released,
+                length_sum,
+                quantum,
+                quantum_end,
+                mark,
+                d_free,
+                out_s,
+                out_c,
+                starts,
+                start_len,
+                scr_s,
+                scr_c,
+                preempts,
+            )
+            while pool_n + n_scr > pool_s.shape[0]:
+                pool_s = _grow(pool_s)
+                pool_c = _grow(pool_c)
+            k = 0
+            for a in range(n_starts):
+                start_off[a] = pool_n
+                for _ in range(start_len[a]):
+                    pool_s[pool_n] = scr_s[k]
+                    pool_c[pool_n] = scr_c[k]
+                    pool_n += 1
+                    k += 1
+        elif not (n_waiting == 0 or (total_free == 0 and not preemptive)):
             d_total_free = total_free
             spare = total_gpus - total_free if preemptive else 0
             d_free[:] = free
@@ -493,12 +556,7 @@ def run_core(
             # Candidates: the head of each width's heap.
             n_c = 0
             for w in range(n_w):
-                if _clean_head(q_t[w], q_i[w], q_n, w, queued, q_version):
-                    ints3[0] = q_i[w, 0, 0]
-                    ints3[1] = q_i[w, 0, 1]
-                    ints3[2] = w
-                    _heap_push(c_t, c_i, n_c, q_t[w, 0], ints3)
-                    n_c += 1
+                n_c = _candidate(q_t, q_i, q_n, w, queued, q_version, c_t, c_i, n_c)
             while n_c > 0:
                 key = c_t[0]
                 job = c_i[0, 0]
@@ -582,8 +640,8 @@ def run_core(
                         break
                     continue
                 while pool_n + used > pool_s.shape[0]:
-                    pool_s = _grow_i1(pool_s)
-                    pool_c = _grow_i1(pool_c)
+                    pool_s = _grow(pool_s)
+                    pool_c = _grow(pool_c)
                 start_off[n_starts] = pool_n
                 start_len[n_starts] = used
                 for k in range(used):
@@ -599,12 +657,7 @@ def run_core(
                 n_waiting -= 1
                 starts[n_starts] = job
                 n_starts += 1
-                if _clean_head(q_t[w], q_i[w], q_n, w, queued, q_version):
-                    ints3[0] = q_i[w, 0, 0]
-                    ints3[1] = q_i[w, 0, 1]
-                    ints3[2] = w
-                    _heap_push(c_t, c_i, n_c, q_t[w, 0], ints3)
-                    n_c += 1
+                n_c = _candidate(q_t, q_i, q_n, w, queued, q_version, c_t, c_i, n_c)
             # Preempted jobs queue again only now, keyed (as ListScheduler does) before their
             # stop is applied: a waiting key reads the service a running job has attained,
             # which is its running key's.
@@ -632,18 +685,9 @@ def run_core(
                         thresholds,
                         las_rank,
                     )
-                w = width_of[victim]
-                if q_n[w] == q_t.shape[1]:
-                    q_t, q_i = _grow_queues(q_t, q_i)
-                q_version[victim] += 1
-                ints2[0] = victim
-                ints2[1] = q_version[victim]
-                _heap_push(q_t[w], q_i[w], q_n[w], key, ints2)
-                q_n[w] += 1
-                if not queued[victim]:
-                    queued[victim] = True
-                    n_waiting += 1
-        wake = np.nan
+                q_t, q_i = _enqueue(q_t, q_i, q_n, width_of[victim], key, victim, q_version)
+                queued[victim] = True  # it was running, so not queued
+                n_waiting += 1
         if watch:
             # ASRPT.wake_time: watch the started jobs, forget the preempted ones.
             for v in range(n_pre):
@@ -652,10 +696,7 @@ def run_core(
                 j = starts[a]
                 progress = now + (restore_s if started[j] else 0.0)
                 speed = 1.0 if start_len[a] == 1 else 1.0 / slowdown[j]
-                if x_n == x_t.shape[0]:
-                    x_t = _grow_f(x_t)
-                    x_i = _grow_i(x_i)
-                x_n = _watch(
+                x_t, x_i = _watch(
                     j,
                     speed,
                     progress,
@@ -670,6 +711,7 @@ def run_core(
                     work_start,
                     rate,
                 )
+                x_n += 1
             while x_n > 0 and x_i[0, 1] != x_seq[x_i[0, 0]]:
                 _heap_pop(x_t, x_i, x_n)
                 x_n -= 1
@@ -694,36 +736,11 @@ def run_core(
         # ---- apply: preemptions, then starts (Simulator._apply).
         for v in range(n_pre):
             j = preempts[v]
-            if now > seg_start0[j]:
-                if seg_n == seg_job.shape[0]:
-                    seg_job = _grow_i1(seg_job)
-                    seg_a = _grow_f(seg_a)
-                    seg_b = _grow_f(seg_b)
-                    seg_off = _grow_i1(seg_off)
-                    seg_len = _grow_i1(seg_len)
-                seg_job[seg_n] = j
-                seg_a[seg_n] = seg_start0[j]
-                seg_b[seg_n] = now
-                seg_off[seg_n] = cur_off[j]
-                seg_len[seg_n] = cur_len[j]
-                seg_n += 1
-                n_segments[j] += 1
-            busy = now - work_start[j]
-            done = busy * rate[j] if busy > 0 else 0.0
-            rem[j] = max(rem[j] - done, 0.0)
-            att_work[j] += done
-            status[j] = _WAITING
-            att_gpu[j] += (now - seg_start0[j]) * gpus[j]
-            for k in range(cur_off[j], cur_off[j] + cur_len[j]):
-                free[pool_s[k]] += pool_c[k]
+            if seg_n == seg_t.shape[0]:
+                seg_t, seg_i = _grow(seg_t), _grow(seg_i)
+            seg_n = _stop(j, now, False, seg_t, seg_i, seg_n, per_job, pool_s, pool_c)
+            n_run = _leave(j, run_list, run_pos, n_run)
             total_free += gpus[j]
-            p = run_pos[j]
-            last_job = run_list[n_run - 1]
-            run_list[p] = last_job
-            run_pos[last_job] = p
-            run_pos[j] = -1
-            n_run -= 1
-            version[j] += 1
         for a in range(n_starts):
             j = starts[a]
             for k in range(start_off[a], start_off[a] + start_len[a]):
@@ -743,51 +760,58 @@ def run_core(
             run_pos[j] = n_run
             n_run += 1
             version[j] += 1
-            if ev_n == ev_t.shape[0]:
-                ev_t = _grow_f(ev_t)
-                ev_i = _grow_i(ev_i)
-            ints3[0] = _COMPLETION
-            ints3[1] = j
-            ints3[2] = version[j]
-            _heap_push(ev_t, ev_i, ev_n, ws + rem[j] / speed, ints3)
+            ev_t, ev_i = _push(ev_t, ev_i, ev_n, ws + rem[j] / speed, _COMPLETION, j, version[j])
             ev_n += 1
         if not np.isnan(wake) and wake > now and wake < np.inf:
-            if ev_n == ev_t.shape[0]:
-                ev_t = _grow_f(ev_t)
-                ev_i = _grow_i(ev_i)
-            ints3[0] = _WAKE
-            ints3[1] = -1
-            ints3[2] = wake_version
-            _heap_push(ev_t, ev_i, ev_n, wake, ints3)
+            ev_t, ev_i = _push(ev_t, ev_i, ev_n, wake, _WAKE, -1, wake_version)
             ev_n += 1
     return (
         code,
         completion,
-        seg_job[:seg_n].copy(),
-        seg_a[:seg_n].copy(),
-        seg_b[:seg_n].copy(),
-        seg_off[:seg_n].copy(),
-        seg_len[:seg_n].copy(),
+        seg_i[:seg_n, 0].copy(),
+        seg_t[:seg_n, 0].copy(),
+        seg_t[:seg_n, 1].copy(),
+        seg_i[:seg_n, 1].copy(),
+        seg_i[:seg_n, 2].copy(),
         pool_s[:pool_n].copy(),
         pool_c[:pool_n].copy(),
     )
 
 
 @njit(cache=True)
-def _grow_i1(a: Any) -> Any:
-    out = np.empty(a.shape[0] * 2, a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def _enqueue(q_t: Any, q_i: Any, q_n: Any, w: int, key: float, job: int, q_version: Any) -> Any:
+    """ListScheduler._enqueue: push (key, job, new version) on width ``w``'s heap; returns
+    the (possibly grown) queue arrays."""
+    if q_n[w] == q_t.shape[1]:
+        cap = q_t.shape[1]
+        t = np.empty((q_t.shape[0], cap * 2))
+        i = np.empty((q_i.shape[0], cap * 2, 2), np.int64)
+        t[:, :cap] = q_t
+        i[:, :cap] = q_i
+        q_t, q_i = t, i
+    q_version[job] += 1
+    ints = np.empty(2, np.int64)
+    ints[0] = job
+    ints[1] = q_version[job]
+    _heap_push(q_t[w], q_i[w], q_n[w], key, ints)
+    q_n[w] += 1
+    return q_t, q_i
 
 
 @njit(cache=True)
-def _grow_queues(q_t: Any, q_i: Any) -> Any:
-    cap = q_t.shape[1]
-    t = np.empty((q_t.shape[0], cap * 2))
-    i = np.empty((q_i.shape[0], cap * 2, 2), np.int64)
-    t[:, :cap] = q_t
-    i[:, :cap] = q_i
-    return t, i
+def _candidate(
+    q_t: Any, q_i: Any, q_n: Any, w: int, queued: Any, q_version: Any, c_t: Any, c_i: Any, n_c: int
+) -> int:
+    """Push width ``w``'s head, if any, on the candidate heap of ``n_c`` items; returns its
+    new size."""
+    if not _clean_head(q_t[w], q_i[w], q_n, w, queued, q_version):
+        return n_c
+    ints = np.empty(3, np.int64)
+    ints[0] = q_i[w, 0, 0]
+    ints[1] = q_i[w, 0, 1]
+    ints[2] = w
+    _heap_push(c_t, c_i, n_c, q_t[w, 0], ints)
+    return n_c + 1
 
 
 @njit(cache=True)
@@ -1042,15 +1066,237 @@ def _watch(
     att_work: Any,
     work_start: Any,
     rate: Any,
-) -> int:
+) -> Any:
     """ASRPT._watch: when ``j``, running at ``r`` from ``progress_s``, passes its prediction;
-    returns the watch heap's new size (the caller has made room)."""
+    pushed on the watch heap of ``x_n`` items, whose (possibly grown) arrays it returns."""
     x_seq[j] += 1
     attained = _attained(j, status, now, att_work, work_start, rate)
     left = a_pred[j] * (1.0 + 2.0 * _MARGIN) - attained
     when = max(progress_s, now) + max(left, 0.0) / r
-    ints = np.empty(2, np.int64)
-    ints[0] = j
-    ints[1] = x_seq[j]
-    _heap_push(x_t, x_i, x_n, when, ints)
-    return x_n + 1
+    return _push(x_t, x_i, x_n, when, j, x_seq[j], 0)
+
+
+@njit(cache=True)
+def _select_and_serve(
+    rule: int,
+    now: float,
+    act: Any,
+    n_act: int,
+    active_gpus: int,
+    total_gpus: int,
+    status: Any,
+    predicted: Any,
+    att_work: Any,
+    work_start: Any,
+    rate: Any,
+    best_rate: Any,
+    gpus: Any,
+    free: Any,
+    run_list: Any,
+    n_run: int,
+    cur_off: Any,
+    cur_len: Any,
+    pool_s: Any,
+    pool_c: Any,
+    restore_s: float,
+    trust: float,
+    quantum_s: float,
+    released: int,
+    length_sum: float,
+    quantum: int,
+    quantum_end: float,
+    mark: Any,
+    d_free: Any,
+    out_s: Any,
+    out_c: Any,
+    starts: Any,
+    start_len: Any,
+    scr_s: Any,
+    scr_c: Any,
+    preempts: Any,
+) -> Any:
+    """ServerFillingSRPT.decide and PreferentialRoundRobin.decide with serve(): returns
+    ``(starts, preemptions, allocation entries, wake, quantum, quantum end)``; the starts'
+    allocations are in ``scr_s``/``scr_c``, one after the other."""
+    wake = np.nan
+    if n_act == 0:
+        return 0, 0, 0, wake, quantum, quantum_end
+    if rule == _PRR and now >= quantum_end - 1e-12:
+        quantum += 1
+        # A fixed quantum, or (NaN) half the mean predicted length.
+        length = quantum_s if quantum_s == quantum_s else 0.5 * length_sum / max(released, 1)
+        quantum_end = now + max(length, 2.0 * restore_s, 1e-6)
+    fits = active_gpus <= total_gpus
+    jobs = act[:n_act]  # in arrival order
+    if rule == _SF:
+        for i in range(1, n_act):
+            if jobs[i] < jobs[i - 1]:
+                jobs = np.sort(jobs)  # ties go to the lower index
+                break
+    if fits:
+        # Every released job fits: only the waiting ones need an order.
+        jobs = jobs[status[jobs] == _WAITING]
+    m = jobs.shape[0]
+    attained = np.empty(m)
+    for i in range(m):
+        attained[i] = _attained(jobs[i], status, now, att_work, work_start, rate)
+    if rule == _SF:
+        left = (predicted[jobs] - attained) / best_rate[jobs]
+        ranked = jobs[np.argsort(left, kind="mergesort")]  # (remaining, index)
+        if fits:
+            chosen = ranked[np.argsort(-gpus[ranked], kind="mergesort")]
+        else:
+            chosen = _server_filling(ranked, gpus, total_gpus, mark)
+    else:
+        if np.floor((quantum + 1) * trust + 1e-12) > np.floor(quantum * trust + 1e-12):
+            key = np.maximum(predicted[jobs] - attained, 0.0) / best_rate[jobs]
+        else:
+            key = attained / best_rate[jobs]
+        ranked = jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
+        if fits:
+            chosen = ranked
+        else:
+            chosen = np.empty(m, np.int64)
+            n_chosen = 0
+            used = 0
+            for j in ranked:
+                if used + gpus[j] <= total_gpus:
+                    chosen[n_chosen] = j
+                    n_chosen += 1
+                    used += gpus[j]
+            chosen = chosen[:n_chosen]
+            if n_chosen < n_act:  # another quantum matters while a job is left out
+                wake = quantum_end
+    # serve(): preempt the running jobs not chosen, then start the chosen waiting ones.
+    d_free[:] = free
+    n_pre = 0
+    if not fits:
+        for j in chosen:
+            mark[j] = True
+        for r in range(n_run):
+            j = run_list[r]
+            if not mark[j]:
+                for k in range(cur_off[j], cur_off[j] + cur_len[j]):
+                    d_free[pool_s[k]] += pool_c[k]
+                preempts[n_pre] = j
+                n_pre += 1
+        for j in chosen:
+            mark[j] = False
+    n_starts = 0
+    n_scr = 0
+    for j in chosen:
+        if status[j] != _WAITING:
+            continue
+        used = _consolidate(d_free, gpus[j], out_s, out_c)
+        if used == 0:
+            continue
+        for k in range(used):
+            d_free[out_s[k]] -= out_c[k]
+            scr_s[n_scr] = out_s[k]
+            scr_c[n_scr] = out_c[k]
+            n_scr += 1
+        starts[n_starts] = j
+        start_len[n_starts] = used
+        n_starts += 1
+    return n_starts, n_pre, n_scr, wake, quantum, quantum_end
+
+
+@njit(cache=True)
+def _server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any) -> Any:
+    """ServerFillingSRPT.select on the jobs in SRPT order."""
+    m = ranked.shape[0]
+    k = 0
+    covered = 0
+    while k < m and covered < total_gpus:
+        covered += gpus[ranked[k]]
+        k += 1
+    prefix = ranked[:k][np.argsort(-gpus[ranked[:k]], kind="mergesort")]
+    chosen = np.empty(m, np.int64)
+    n_chosen = 0
+    used = 0
+    for j in prefix:
+        if used + gpus[j] <= total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += gpus[j]
+            mark[j] = True
+    # Beyond the paper: fill the GPUs a non-dividing width left idle.
+    for j in ranked:
+        if used >= total_gpus:
+            break
+        if not mark[j] and used + gpus[j] <= total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += gpus[j]
+            mark[j] = True
+    for i in range(n_chosen):
+        mark[chosen[i]] = False
+    return chosen[:n_chosen]
+
+
+@njit(cache=True)
+def _stop(
+    j: int,
+    now: float,
+    finished: bool,
+    seg_t: Any,
+    seg_i: Any,
+    seg_n: int,
+    per_job: Any,
+    pool_s: Any,
+    pool_c: Any,
+) -> int:
+    """Simulator._stop: record the segment (room made by the caller), account the work and
+    free the GPUs; returns the new number of segments."""
+    (
+        n_segments,
+        seg_start0,
+        cur_off,
+        cur_len,
+        rem,
+        att_work,
+        work,
+        completion,
+        status,
+        work_start,
+        rate,
+        att_gpu,
+        gpus,
+        free,
+        version,
+    ) = per_job
+    if now > seg_start0[j]:
+        seg_t[seg_n, 0] = seg_start0[j]
+        seg_t[seg_n, 1] = now
+        seg_i[seg_n, 0] = j
+        seg_i[seg_n, 1] = cur_off[j]
+        seg_i[seg_n, 2] = cur_len[j]
+        seg_n += 1
+        n_segments[j] += 1
+    if finished:
+        rem[j] = 0.0
+        att_work[j] = work[j]
+        completion[j] = now
+        status[j] = _DONE
+    else:
+        busy = now - work_start[j]
+        done = busy * rate[j] if busy > 0 else 0.0
+        rem[j] = max(rem[j] - done, 0.0)
+        att_work[j] += done
+        status[j] = _WAITING
+    att_gpu[j] += (now - seg_start0[j]) * gpus[j]
+    for k in range(cur_off[j], cur_off[j] + cur_len[j]):
+        free[pool_s[k]] += pool_c[k]
+    version[j] += 1
+    return seg_n
+
+
+@njit(cache=True)
+def _leave(j: int, run_list: Any, run_pos: Any, n_run: int) -> int:
+    """Take ``j`` out of the running list; returns its new length."""
+    p = run_pos[j]
+    moved = run_list[n_run - 1]
+    run_list[p] = moved
+    run_pos[moved] = p
+    run_pos[j] = -1
+    return n_run - 1

@@ -1,11 +1,12 @@
 """When the simulator runs compiled, and how the compiled core's arrays become a schedule.
 
-The compiled core (:mod:`asrpt_opt.sim._core`, numba) runs the built-in list policies on
-abstract jobs: the same events, decisions and floating-point operations as the Python event
-loop, so the schedules are identical (the tests compare both paths on random instances). It
-runs when a policy states its rule (:meth:`ListScheduler.core_rule
-<asrpt_opt.policies.list_scheduler.ListScheduler.core_rule>`: only the built-in classes
-themselves, never a subclass that may change a hook), every job is abstract and runs at
+The compiled core (:mod:`asrpt_opt.sim._core`, numba) runs the built-in list policies,
+ServerFilling-SRPT and PRR on abstract jobs: the same events, decisions and floating-point
+operations as the Python event loop, so the schedules are identical (the tests compare both
+paths on random instances). It runs when a policy states its rule (its ``core_rule()``, as
+:meth:`ListScheduler.core_rule <asrpt_opt.policies.list_scheduler.ListScheduler.core_rule>`:
+only the built-in classes themselves, never a subclass that may change a step), every job
+is abstract and runs at
 :class:`~asrpt_opt.speed.base.AbstractSpeed`, the predictor is never refitted, and the
 instance has at least :data:`COMPILED_FROM` jobs (below, importing numba costs more than it
 saves) or ``engine="compiled"`` asks for it. Everything else runs in Python.
@@ -14,7 +15,7 @@ saves) or ``engine="compiled"`` asks for it. Everything else runs in Python.
 from __future__ import annotations
 
 import logging
-import threading
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ import numpy as np
 from asrpt_opt.errors import PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.notices import NOTICE
+from asrpt_opt.notices import compiling
 from asrpt_opt.speed.base import AbstractSpeed
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ COMPILED_FROM = 50_000
 ENGINES = ("auto", "python", "compiled")
 
 _BLOCK = 1 << 16  # jobs whose segments are converted from arrays at once
-_RULES = ("fifo", "sjf", "srtf", "srsf", "2d-las", "a-srpt", "qssf")
+_RULES = ("fifo", "sjf", "srtf", "srsf", "2d-las", "a-srpt", "qssf", "serverfilling-srpt", "prr")
 _ADAPTIVE = ("double", "additive", "none")
 
 
@@ -51,12 +52,16 @@ class CoreRule:
     Attributes
     ----------
     rule : str
-        One of ``fifo``, ``sjf``, ``srtf``, ``srsf``, ``2d-las``, ``a-srpt``, ``qssf``.
+        One of ``fifo``, ``sjf``, ``srtf``, ``srsf``, ``2d-las``, ``a-srpt``, ``qssf``,
+        ``serverfilling-srpt``, ``prr``.
     backfill : bool
     thresholds_gpu_s : tuple of float
         2D-LAS' queue thresholds (empty for the other rules).
     adaptive, finished_order : str
         A-SRPT's knobs (:class:`~asrpt_opt.policies.asrpt.ASRPT`).
+    trust, quantum_s : float
+        PRR's knobs (:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`); NaN for the
+        default quantum.
     """
 
     rule: str
@@ -64,6 +69,8 @@ class CoreRule:
     thresholds_gpu_s: tuple[float, ...] = ()
     adaptive: str = "double"
     finished_order: str = "remaining"
+    trust: float = 0.5
+    quantum_s: float = math.nan
 
     def __post_init__(self) -> None:
         if self.rule not in _RULES:
@@ -130,43 +137,33 @@ def warm_up() -> float:
         return 0.0
     _WARM["state"] = "warming"
     t0 = time.perf_counter()
-    notice = threading.Timer(
-        1.0,
-        lambda: logger.log(
-            NOTICE,
-            "compiling the simulator's core with numba: once after installing, usually "
-            "10-30 s (cached afterwards)",
-        ),
-    )
-    notice.daemon = True
-    notice.start()
     try:
-        from asrpt_opt.sim._core import RULES, run_core
+        with compiling("the simulator's core", "10-30 s", logger):
+            from asrpt_opt.sim._core import RULES, run_core
 
-        one = np.ones(2)
-        run_core(
-            RULES["srtf"],
-            True,
-            np.ones(1),
-            np.array([2], np.int64),
-            np.zeros(2),
-            np.arange(2, dtype=np.int64),
-            np.array([1, 2], np.int64),
-            one,
-            one,
-            one,
-            one,
-            0.0,
-            0,
-            True,
-            False,
-        )
+            one = np.ones(2)
+            run_core(
+                RULES["srtf"],
+                True,
+                np.ones(1),
+                np.array([2], np.int64),
+                np.zeros(2),
+                np.arange(2, dtype=np.int64),
+                np.array([1, 2], np.int64),
+                one,
+                one,
+                one,
+                one,
+                0.0,
+                0,
+                True,
+                False,
+                0.5,
+                math.nan,
+            )
     finally:
-        notice.cancel()
         _WARM["state"] = "warm"
     seconds = time.perf_counter() - t0
-    if seconds > 1.0:
-        logger.log(NOTICE, "simulator core compiled in %.0f s", seconds)
     return seconds
 
 
@@ -210,6 +207,8 @@ def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.nd
         ADAPTIVE[rule.adaptive],
         rule.finished_order == "remaining",
         sim.predictions_never_low,
+        rule.trust,
+        rule.quantum_s,
     )
     if code == STALLED:
         raise PolicyError(f"policy {sim.policy.name!r} left jobs waiting with nothing to come")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model import instance_from_dict
-from asrpt_opt.policies import SRTF
+from asrpt_opt.policies import SRTF, PreferentialRoundRobin
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.sim import simulate
 from asrpt_opt.sim.compiled import COMPILED_FROM, CoreRule
@@ -31,6 +32,9 @@ RULE_PARAMS = [
     ("a-srpt", {}),
     ("a-srpt", {"adaptive": "additive", "finished_order": "virtual"}),
     ("a-srpt", {"adaptive": "none", "backfill": False}),
+    ("serverfilling-srpt", {}),
+    ("prr", {}),
+    ("prr", {"trust": 1.0, "quantum_s": 150.0}),
 ]
 
 
@@ -38,7 +42,13 @@ def _random_instance(seed: int):
     rng = np.random.default_rng(seed)
     servers = tuple(int(x) for x in rng.choice([1, 2, 4, 8], size=int(rng.integers(1, 10))))
     load = float(rng.choice([0.5, 0.9, 1.3]))
-    return philly_like(int(rng.integers(5, 120)), servers=servers, load=load, seed=seed)
+    inst = philly_like(int(rng.integers(5, 120)), servers=servers, load=load, seed=seed)
+    if seed % 2:
+        # Jobs out of release order: ties by index and by arrival then differ.
+        jobs = list(inst.jobs)
+        rng.shuffle(jobs)
+        inst = replace(inst, jobs=tuple(jobs))
+    return inst
 
 
 def _both(inst, policy, **kw):
@@ -104,10 +114,15 @@ def test_compiled_refuses_what_it_cannot_run():
             return -super().waiting_key(job, view)
 
     assert MySRTF().core_rule() is None  # a subclass may change any hook
+
+    class MyPRR(PreferentialRoundRobin):
+        pass
+
+    assert MyPRR().core_rule() is None
     with pytest.raises(UsageError, match="no compiled rule"):
         simulate(inst, MySRTF(), engine="compiled")
     with pytest.raises(UsageError, match="no compiled rule"):
-        simulate(inst, "prr", engine="compiled")
+        simulate(inst, "tiresias-2d-las", engine="compiled")
     with pytest.raises(UsageError, match="no compiled rule"):
         simulate(inst, "fifo", engine="compiled", max_placement_slowdown=2.0)
     with pytest.raises(UsageError, match="refitted"):
@@ -137,7 +152,8 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert cold.returncode == 0, cold.stderr
-    assert "simulator core compiled in" in cold.stderr
+    assert "compiling the simulator's core" in cold.stderr
+    assert "the simulator's core compiled in" in cold.stderr
     assert "compiled in" not in warm.stderr
     inst = philly_like(300, servers=(8, 8), load=0.9, seed=1)
     expected = simulate(inst, "srtf", engine="python").metrics.mean_jct_s
