@@ -180,6 +180,12 @@ class Simulator:
     predictor : Predictor
     restore_overhead_s : float
     rng : numpy.random.Generator
+    refit_every : int, optional
+    history : sequence of Job
+    placer : Placer, optional
+    engine : {"python", "auto", "compiled"}
+        Where :meth:`run` simulates (:mod:`asrpt_opt.sim.compiled`); ``python`` by default
+        here, ``auto`` in :func:`simulate`.
     """
 
     def __init__(

@@ -95,15 +95,28 @@ def test_compiled_preempts_and_raises_predictions():
     assert np.any(b.predicted_work < [inst_job.duration_s for inst_job in inst.jobs])
 
 
-def test_auto_runs_small_inputs_in_python(monkeypatch):
+def test_auto_compiles_from_the_threshold_on(monkeypatch):
     import asrpt_opt.sim.compiled as compiled
+    import asrpt_opt.sim.engine as engine
 
     calls = []
-    monkeypatch.setattr(compiled, "run_compiled", lambda *a: calls.append(a))
+    real = engine.run_compiled
+
+    def recording(*args):
+        calls.append(args[0].instance.n_jobs)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "run_compiled", recording)
     inst = _random_instance(0)
     assert inst.n_jobs < COMPILED_FROM
     simulate(inst, "fifo")
-    assert calls == []
+    assert calls == []  # below the threshold, auto stays in Python (no numba import)
+    monkeypatch.setattr(compiled, "COMPILED_FROM", inst.n_jobs)
+    auto = simulate(inst, "fifo")
+    assert calls == [inst.n_jobs]
+    assert auto.schedule == simulate(inst, "fifo", engine="python").schedule
+    simulate(inst, "fifo", refit_every=3)  # a refitted predictor: Python, whatever the size
+    assert calls == [inst.n_jobs]
 
 
 def test_compiled_refuses_what_it_cannot_run():
