@@ -302,8 +302,8 @@ def run_core(
     quantum = -1
     quantum_end = -np.inf
     mark = np.zeros(n_sel, np.bool_)
-    scr_s = np.empty(total_gpus + n_servers, np.int64)
-    scr_c = np.empty(total_gpus + n_servers, np.int64)
+    scr_s = np.empty(2 * n_servers + 16, np.int64)  # grown when a decision needs more
+    scr_c = np.empty(2 * n_servers + 16, np.int64)
     watch = rule == _ASRPT and adaptive != _NO_RAISE and not never_low
 
     # Scratch of one decision.
@@ -498,7 +498,7 @@ def run_core(
         n_pre = 0
         wake = np.nan
         if selects:
-            n_starts, n_pre, n_scr, wake, quantum, quantum_end = _select_and_serve(
+            n_starts, n_pre, n_scr, wake, quantum, quantum_end, scr_s, scr_c = _select_and_serve(
                 rule,
                 now,
                 act,
@@ -1116,11 +1116,12 @@ def _select_and_serve(
     preempts: Any,
 ) -> Any:
     """ServerFillingSRPT.decide and PreferentialRoundRobin.decide with serve(): returns
-    ``(starts, preemptions, allocation entries, wake, quantum, quantum end)``; the starts'
-    allocations are in ``scr_s``/``scr_c``, one after the other."""
+    ``(starts, preemptions, allocation entries, wake, quantum, quantum end, scr_s, scr_c)``;
+    the starts' allocations are in the (possibly grown) ``scr_s``/``scr_c``, one after the
+    other."""
     wake = np.nan
     if n_act == 0:
-        return 0, 0, 0, wake, quantum, quantum_end
+        return 0, 0, 0, wake, quantum, quantum_end, scr_s, scr_c
     if rule == _PRR and now >= quantum_end - 1e-12:
         quantum += 1
         # A fixed quantum, or (NaN) half the mean predicted length.
@@ -1190,6 +1191,8 @@ def _select_and_serve(
         used = _consolidate(d_free, gpus[j], out_s, out_c)
         if used == 0:
             continue
+        while n_scr + used > scr_s.shape[0]:
+            scr_s, scr_c = _grow(scr_s), _grow(scr_c)
         for k in range(used):
             d_free[out_s[k]] -= out_c[k]
             scr_s[n_scr] = out_s[k]
@@ -1198,7 +1201,7 @@ def _select_and_serve(
         starts[n_starts] = j
         start_len[n_starts] = used
         n_starts += 1
-    return n_starts, n_pre, n_scr, wake, quantum, quantum_end
+    return n_starts, n_pre, n_scr, wake, quantum, quantum_end, scr_s, scr_c
 
 
 @njit(cache=True)

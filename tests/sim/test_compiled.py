@@ -171,3 +171,30 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     inst = philly_like(300, servers=(8, 8), load=0.9, seed=1)
     expected = simulate(inst, "srtf", engine="python").metrics.mean_jct_s
     assert float(cold.stdout) == float(warm.stdout) == expected
+
+
+@pytest.mark.parametrize("policy", ["srtf", "serverfilling-srpt", "prr"])
+def test_one_huge_server_allocates_nothing_per_gpu(policy):
+    # Memory grows with jobs and servers: a server of 10**8 GPUs (800 MB per int64 array)
+    # gives the Python loop's schedule, and what Python allocates around the core stays
+    # small (tracemalloc sees numpy's arrays, not numba's own: the kernel sizes those by
+    # jobs and servers, see _core.run_core).
+    import tracemalloc
+
+    from asrpt_opt.model import Cluster, Instance, Job
+
+    jobs = tuple(
+        Job(id=str(k), release_s=float(k), gpus=1 + k % 3, duration_s=5.0 + k % 4)
+        for k in range(30)
+    )
+    inst = Instance(name="huge", cluster=Cluster(servers=(10**8,)), jobs=jobs)
+    expected = simulate(inst, policy, engine="python").schedule
+    simulate(inst, policy, engine="compiled")  # compiled and warm before measuring
+    tracemalloc.start()
+    try:
+        got = simulate(inst, policy, engine="compiled").schedule
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got == expected
+    assert peak < 50_000_000
