@@ -9,19 +9,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
-__all__ = ["NOTICE", "compiling"]
+__all__ = ["NOTICE", "compile_once"]
 
 #: Between INFO (20) and WARNING (30).
 NOTICE = 25
 logging.addLevelName(NOTICE, "NOTICE")
 
+_DONE: set[str] = set()  # what compile_once has compiled in this process
 
-@contextmanager
-def compiling(what: str, usually: str, logger: logging.Logger) -> Iterator[None]:
-    """Time a block that compiles numba kernels (or loads them from numba's cache).
+
+def compile_once(
+    what: str, usually: str, work: Callable[[], object], logger: logging.Logger
+) -> float:
+    """Run ``work`` (which compiles numba kernels, or loads them from numba's cache) once per
+    process; later calls return at once.
 
     When it takes longer than a second (a cold cache: the first run after installing), a
     NOTICE says so while it works, and another how long it took.
@@ -32,14 +35,19 @@ def compiling(what: str, usually: str, logger: logging.Logger) -> Iterator[None]
         What compiles, e.g. "the placement kernels".
     usually : str
         How long a cold compile usually takes, e.g. "20-60 s".
+    work : callable
+        Compiles, on a tiny input.
     logger : logging.Logger
         The caller's logger.
 
     Returns
     -------
-    context manager
-        Wraps the compiling block.
+    float
+        Seconds it took (0 when already done in this process).
     """
+    if what in _DONE:
+        return 0.0
+    _DONE.add(what)  # also while it runs: a call from inside ``work`` does not recurse
     t0 = time.perf_counter()
     notice = threading.Timer(
         1.0,
@@ -53,9 +61,10 @@ def compiling(what: str, usually: str, logger: logging.Logger) -> Iterator[None]
     notice.daemon = True
     notice.start()
     try:
-        yield
+        work()
     finally:
         notice.cancel()
     seconds = time.perf_counter() - t0
     if seconds > 1.0:
         logger.log(NOTICE, "%s compiled in %.0f s", what, seconds)
+    return seconds

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.errors import ModelError, lookup
 from asrpt_opt.model.allocation import Allocation, allocation_to_json
-from asrpt_opt.notices import compiling
+from asrpt_opt.notices import compile_once
 from asrpt_opt.placement.consolidate import consolidate
 
 if TYPE_CHECKING:
@@ -59,43 +59,35 @@ def _kernels() -> ModuleType:
     return kernels
 
 
-_WARM = {"state": "cold"}
-
-
 def warm_up_kernels() -> float:
     """Compile the placement kernels (or load them from numba's cache) once per process, on a
     tiny job, before any timed search could pay for it.
 
     :func:`place` calls this before starting its clock, so a result never depends on whether
     the cache was warm. When it takes longer than a second (a cold cache: the first run
-    after installing), a NOTICE says so while it works.
+    after installing), a NOTICE says so while it works
+    (:func:`~asrpt_opt.notices.compile_once`).
 
     Returns
     -------
     float
         Seconds it took (0 when already done in this process).
     """
-    if _WARM["state"] != "cold":
-        return 0.0
-    _WARM["state"] = "warming"
+    return compile_once("the placement kernels", "20-60 s", _compile_kernels, logger)
+
+
+def _compile_kernels() -> None:
     from asrpt_opt.model.dnn import load_model
     from asrpt_opt.model.job import Parallelism
     from asrpt_opt.model.workers import worker_graph
     from asrpt_opt.placement.branch import branch_and_price
 
-    t0 = time.perf_counter()
-    try:
-        with compiling("the placement kernels", "20-60 s", logger):
-            job = worker_graph(load_model("resnet50"), Parallelism(dp=2, pp=2, tp=1))
-            free = np.array([3, 3], dtype=np.int64)
-            start = _mincut(job, free)
-            _kl(job, free, rng=np.random.default_rng(0))
-            _greedy(job, free)
-            branch_and_price(job, free, start, time_limit_s=5.0)
-    finally:
-        _WARM["state"] = "warm"
-    seconds = time.perf_counter() - t0
-    return seconds
+    job = worker_graph(load_model("resnet50"), Parallelism(dp=2, pp=2, tp=1))
+    free = np.array([3, 3], dtype=np.int64)
+    start = _mincut(job, free)
+    _kl(job, free, rng=np.random.default_rng(0))
+    _greedy(job, free)
+    branch_and_price(job, free, start, time_limit_s=5.0)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -670,21 +670,7 @@ def run_core(
                         left = max(a_pred[victim] - attained, 0.0) / best_rate[victim]
                         key = -1.0 / (1.0 + float(gpus[victim]) * left)
                 else:
-                    key = _running_key(
-                        rule,
-                        victim,
-                        now,
-                        predicted,
-                        att_work,
-                        work_start,
-                        rate,
-                        best_rate,
-                        gpus,
-                        att_gpu,
-                        seg_start0,
-                        thresholds,
-                        las_rank,
-                    )
+                    key = r_key[run_pos[victim]]  # its running key, computed this decision
                 q_t, q_i = _enqueue(q_t, q_i, q_n, width_of[victim], key, victim, q_version)
                 queued[victim] = True  # it was running, so not queued
                 n_waiting += 1
@@ -862,33 +848,6 @@ def _waiting_key(
 
 
 @njit(cache=True)
-def _running_key(
-    rule: int,
-    j: int,
-    now: float,
-    predicted: Any,
-    att_work: Any,
-    work_start: Any,
-    rate: Any,
-    best_rate: Any,
-    gpus: Any,
-    att_gpu: Any,
-    seg_start0: Any,
-    thresholds: Any,
-    las_rank: Any,
-) -> float:
-    if rule == _LAS:
-        service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
-        return _level(thresholds, service) * _LEVEL + las_rank[j]
-    busy = now - work_start[j]
-    attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
-    left = (predicted[j] - attained) / best_rate[j]
-    if rule == _SRSF:
-        return left * float(gpus[j])
-    return left
-
-
-@njit(cache=True)
 def _running_keys(
     rule: int,
     n_run: int,
@@ -924,10 +883,7 @@ def _running_keys(
                 key = -1.0 / (1.0 + service)
         elif rule == _LAS:
             service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
-            k = 0
-            while k < thresholds.shape[0] and thresholds[k] <= service:
-                k += 1
-            key = k * _LEVEL + las_rank[j]
+            key = _level(thresholds, service) * _LEVEL + las_rank[j]
         else:
             busy = now - work_start[j]
             attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)

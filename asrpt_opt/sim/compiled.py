@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ import numpy as np
 from asrpt_opt.errors import PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.notices import compiling
+from asrpt_opt.notices import compile_once
 from asrpt_opt.speed.base import AbstractSpeed
 
 if TYPE_CHECKING:
@@ -119,52 +118,41 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
     return rule
 
 
-_WARM = {"state": "cold"}
-
-
 def warm_up() -> float:
-    """Compile the core (or load it from numba's cache) once per process, on a tiny instance.
-
-    When it takes longer than a second (a cold cache: the first run after installing), a
-    NOTICE says so while it works.
+    """Compile the core (or load it from numba's cache) once per process, on a tiny instance,
+    with a notice when that takes a while (:func:`~asrpt_opt.notices.compile_once`).
 
     Returns
     -------
     float
         Seconds it took (0 when already done in this process).
     """
-    if _WARM["state"] != "cold":
-        return 0.0
-    _WARM["state"] = "warming"
-    t0 = time.perf_counter()
-    try:
-        with compiling("the simulator's core", "10-30 s", logger):
-            from asrpt_opt.sim._core import RULES, run_core
+    return compile_once("the simulator's core", "10-30 s", _compile_core, logger)
 
-            one = np.ones(2)
-            run_core(
-                RULES["srtf"],
-                True,
-                np.ones(1),
-                np.array([2], np.int64),
-                np.zeros(2),
-                np.arange(2, dtype=np.int64),
-                np.array([1, 2], np.int64),
-                one,
-                one,
-                one,
-                one,
-                0.0,
-                0,
-                True,
-                False,
-                0.5,
-                math.nan,
-            )
-    finally:
-        _WARM["state"] = "warm"
-    seconds = time.perf_counter() - t0
-    return seconds
+
+def _compile_core() -> None:
+    from asrpt_opt.sim._core import RULES, run_core
+
+    one = np.ones(2)
+    run_core(
+        RULES["srtf"],
+        True,
+        np.ones(1),
+        np.array([2], np.int64),
+        np.zeros(2),
+        np.arange(2, dtype=np.int64),
+        np.array([1, 2], np.int64),
+        one,
+        one,
+        one,
+        one,
+        0.0,
+        0,
+        True,
+        False,
+        0.5,
+        math.nan,
+    )
 
 
 def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.ndarray) -> Schedule:
