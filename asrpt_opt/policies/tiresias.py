@@ -32,7 +32,6 @@ References
 
 from __future__ import annotations
 
-import bisect
 import itertools
 from collections.abc import Sequence
 from os import PathLike
@@ -222,29 +221,29 @@ class TiresiasGittins(TiresiasDLAS):
         if not (isinstance(self.delta_s, int) and self.delta_s > 0):
             raise UsageError(f"delta_s must be a positive integer, got {self.delta_s!r}")
         self._release = [int(r) for r in view.job_release_s]
-        self._learned: list[int] = []
-        self._table: tuple[list[int], list[float]] | None = None
+        self._sample: _SizeSample | None = None
         if self.service_sample_s is not None:
-            sample = _read_sample(self.service_sample_s)
-            self._table = _gittins_table(sorted(sample), self.delta_s)
+            self._sample = _SizeSample(_read_sample(self.service_sample_s), self.delta_s)
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Learn the job's size when no sample was given."""
         if self.service_sample_s is None:
-            self._learned.append(max(1, self._executed[job] * self._gpus[job]))
-            self._table = None
+            size = max(1, self._executed[job] * self._gpus[job])
+            if self._sample is None:
+                self._sample = _SizeSample([size], self.delta_s)
+            else:
+                self._sample.add(size)
         super().on_completion(job, view)
 
     def _order(self, queue: list[int], now: float) -> None:
-        if self._table is None and self._learned:
-            self._table = _gittins_table(sorted(self._learned), self.delta_s)
-        table = self._table
-        if table is None:
-            return  # nothing learned yet: every index is equal
-        queue.sort(
-            key=lambda j: (_index(table, self._executed[j] * self._gpus[j]), -self._release[j]),
-            reverse=True,
-        )
+        sample = self._sample
+        if sample is None or len(queue) < 2:
+            return  # nothing learned yet (every index is equal), or nothing to order
+        executed, gpus, release = self._executed, self._gpus, self._release
+        attained = np.array([executed[j] * gpus[j] for j in queue], dtype=np.int64)
+        # Higher index first, then the earlier release, then queue order (a stable sort).
+        rank = np.lexsort((np.array([release[j] for j in queue]), -sample.indices(attained)))
+        queue[:] = [queue[k] for k in rank.tolist()]
 
 
 def _read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:
@@ -268,42 +267,59 @@ def _read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:
     return out
 
 
-def _gittins_table(data: list[int], delta: int) -> tuple[list[int], list[float]]:
-    """(sorted sizes, index per size), as the reference builds them.
+class _SizeSample:
+    """A job-size sample, sorted, with prefix sums: the Gittins index of attained services.
 
-    The reference scans the sample for every size (quadratic, and rebuilt after each
-    completion when learning online); here binary search and prefix sums give the same
-    numbers, operation for operation, in O(n log n).
+    The reference builds a table of indices, one per sample size, by scanning the sample for
+    every size; learning online, that table would change at every completion. Here a new size
+    is inserted in O(n) (in numpy) and the indices a queue needs are computed for the whole
+    queue at once; the numbers are the reference's, operation for operation.
     """
-    arr = np.asarray(data, dtype=np.int64)
-    num = arr.size
-    last = int(arr[-1])
-    prefix = np.concatenate([[0], np.cumsum(arr)])
-    a = arr - 1
-    idx = np.searchsorted(arr, a, side="right")  # the first size above a
-    nxt = a + delta
-    idx_delta = np.where(nxt > last - 1, num - 1, np.searchsorted(arr, nxt, side="right"))
-    p = _round_half_away_array((idx_delta - idx) / (num - idx), 5)
-    # The reference divides whole numbers here (Python 2): the mean is floored.
-    e = ((prefix[idx_delta] - prefix[idx] + delta * (num - idx_delta)) // (num - idx)).astype(
-        float
-    )
-    gittins = np.where(a > last - 1, 0.0, _round_half_away_array(p * 1_000_000 / e, 4))
-    return data, gittins.tolist()
+
+    def __init__(self, sizes: Sequence[int], delta: int) -> None:
+        self._sizes = np.sort(np.asarray(sizes, dtype=np.int64))
+        self._prefix = np.concatenate(([0], np.cumsum(self._sizes)))
+        self._delta = delta
+
+    def add(self, size: int) -> None:
+        """Insert a size."""
+        pos = int(np.searchsorted(self._sizes, size, side="right"))
+        self._sizes = np.insert(self._sizes, pos, size)
+        self._prefix = np.insert(self._prefix, pos + 1, self._prefix[pos])
+        self._prefix[pos + 1 :] += size
+
+    def indices(self, attained: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The Gittins index of each attained service (GPU-seconds; 0 past the largest size).
+
+        With the sizes sorted, ``lo`` the position of the first size above the attained
+        service, ``a`` that size minus 1 and ``hi`` the position after the sizes up to
+        ``a + delta`` (capped at the last position), the reference's index is
+        ``p * 10**6 / e`` with ``p = (hi - lo) / (num - lo)`` and ``e = (sum of sizes[lo:hi]
+        + delta * (num - hi)) // (num - lo)``, ``p`` and the index rounded as Python 2 rounds
+        (5 and 4 digits).
+        """
+        sizes, delta = self._sizes, self._delta
+        num = sizes.size
+        last = int(sizes[-1])
+        lo = np.searchsorted(sizes, attained, side="right")
+        inside = lo < num
+        lo = np.minimum(lo, num - 1)  # rows past the largest size get 0 below
+        nxt = sizes[lo] - 1 + delta
+        hi = np.where(nxt > last - 1, num - 1, np.searchsorted(sizes, nxt, side="right"))
+        p = _round_half_away((hi - lo) / (num - lo), 5)
+        # The reference divides whole numbers here (Python 2): the mean is floored.
+        e = ((self._prefix[hi] - self._prefix[lo] + delta * (num - hi)) // (num - lo)).astype(
+            float
+        )
+        out: NDArray[np.float64] = np.where(inside, _round_half_away(p * 1_000_000 / e, 4), 0.0)
+        return out
 
 
-def _index(table: tuple[list[int], list[float]], attained: int) -> float:
-    data, gittins = table
-    if attained > data[-1]:
-        return 0.0
-    lo = bisect.bisect_right(data, attained)  # the first size above the attained service
-    return gittins[lo] if lo < len(gittins) else 0.0
-
-
-def _round_half_away_array(x: NDArray[np.float64], digits: int) -> NDArray[np.float64]:
+def _round_half_away(x: NDArray[np.float64], digits: int) -> NDArray[np.float64]:
     # Every value here is >= 0, where Python 2's round() is floor(x * 10**d + 0.5) / 10**d.
     scale = 10.0**digits
-    return np.floor(x * scale + 0.5) / scale
+    out: NDArray[np.float64] = np.floor(x * scale + 0.5) / scale
+    return out
 
 
 class Gittins(TiresiasGittins):

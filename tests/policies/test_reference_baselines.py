@@ -6,9 +6,13 @@ The instance and the reference figures are in ``instances/baselines/`` (SOURCE.m
 from __future__ import annotations
 
 import json
+import math
 import os
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asrpt_opt.cli import main
 from asrpt_opt.model import Cluster, Instance, Job, load_instance
@@ -108,3 +112,44 @@ def test_param_names_and_types_are_checked(capsys):
     assert main(["simulate", str(PATH), "--policy", "a-srpt", "--param", "fifo:backfill=1"]) == 2
     err = capsys.readouterr().err
     assert "not among the policies run" in err
+
+
+def _reference_index(sample: list[int], delta: int, attained: int) -> float:
+    # Tiresias' table (simulator/jobs.py), transcribed size by size in exact arithmetic:
+    # Python 2 rounding, floored mean, index 0 past the largest size.
+    data = sorted(sample)
+    num, last = len(data), data[-1]
+    if attained > last:
+        return 0.0
+    lo = next((k for k, v in enumerate(data) if v > attained), num)
+    if lo == num:
+        return 0.0
+    a = data[lo] - 1
+    idx = sum(1 for v in data if v <= a)
+    nxt = a + delta
+    idx_delta = num - 1 if nxt > last - 1 else sum(1 for v in data if v <= nxt)
+    p = math.floor((idx_delta - idx) / (num - idx) * 1e5 + 0.5) / 1e5
+    e = (sum(data[idx:idx_delta]) + delta * (num - idx_delta)) // (num - idx)
+    return math.floor(p * 1_000_000 / e * 1e4 + 0.5) / 1e4
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    first=st.lists(st.integers(1, 5000), min_size=1, max_size=30),
+    added=st.lists(st.integers(1, 5000), max_size=30),
+    attained=st.lists(st.integers(0, 6000), min_size=1, max_size=20),
+    delta=st.integers(1, 4000),
+)
+def test_gittins_indices_equal_the_reference_table_as_sizes_are_learned(
+    first, added, attained, delta
+):
+    from asrpt_opt.policies.tiresias import _SizeSample
+
+    sample = _SizeSample(first, delta)
+    sizes = list(first)
+    for size in [None, *added]:
+        if size is not None:
+            sample.add(size)
+            sizes.append(size)
+        got = sample.indices(np.array(attained, dtype=np.int64)).tolist()
+        assert got == [_reference_index(sizes, delta, a) for a in attained]
