@@ -26,7 +26,19 @@ from asrpt_opt.speed.default import default_speed
 from benchmarks.conftest import philly
 
 N_JOBS = int(os.environ.get("ASRPT_THROUGHPUT_JOBS", "100000"))
-POLICIES = ["fifo", "sjf", "qssf", "srtf", "srsf", "2d-las", "a-srpt", "serverfilling-srpt", "prr"]
+POLICIES = [
+    "fifo",
+    "sjf",
+    "qssf",
+    "srtf",
+    "srsf",
+    "2d-las",
+    "a-srpt",
+    "serverfilling-srpt",
+    "prr",
+    "tiresias-2d-las",
+    "tiresias-gittins",
+]
 
 
 def _loop(inst, policy: str, engine: str) -> tuple[float, object]:

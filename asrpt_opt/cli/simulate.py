@@ -338,9 +338,9 @@ def add_parsers(sub: Any) -> None:
         "--engine",
         choices=ENGINES,
         default="auto",
-        help="where the event loop runs: auto (compiled for the built-in policies but gittins "
-        f"and tiresias-* on {COMPILED_FROM:,} or more abstract jobs, else Python), python, or "
-        "compiled; both give the same schedule (default auto)",
+        help="where the event loop runs: auto (compiled for the built-in policies on "
+        f"{COMPILED_FROM:,} or more abstract jobs, else Python), python, or compiled; both "
+        "give the same schedule (default auto)",
     )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument(

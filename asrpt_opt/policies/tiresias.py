@@ -36,12 +36,14 @@ import itertools
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.placement.consolidate import consolidate
+from asrpt_opt.sim.compiled import CoreRule
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "Gittins", "TiresiasDLAS", "TiresiasGittins"]
@@ -68,12 +70,30 @@ class TiresiasDLAS:
     def __init__(self, *, queue_limits_gpu_s: Sequence[int] = TIRESIAS_QUEUE_LIMITS_GPU_S) -> None:
         self.queue_limits_gpu_s = queue_limits_gpu_s
 
+    def core_rule(self) -> CoreRule | None:
+        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
+        subclass, which may change any step.
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        if type(self) is not TiresiasDLAS:
+            return None
+        return _whole_rule(rule="tiresias-2d-las", queue_limits_gpu_s=self._checked_limits())
+
+    def _checked_limits(self) -> tuple[int, ...]:
+        limits = tuple(int(x) for x in self.queue_limits_gpu_s)
+        if any(b <= a for a, b in itertools.pairwise(limits)) or (limits and limits[0] <= 0):
+            raise UsageError(
+                f"queue_limits_gpu_s must be positive and increasing, got {list(limits)}"
+            )
+        return limits
+
     # ----------------------------------------------------------------- protocol
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Empty the queues and check the limits."""
-        limits = [int(x) for x in self.queue_limits_gpu_s]
-        if any(b <= a for a, b in itertools.pairwise(limits)) or (limits and limits[0] <= 0):
-            raise UsageError(f"queue_limits_gpu_s must be positive and increasing, got {limits}")
+        limits = list(self._checked_limits())
         self._limits = limits
         self._queues: list[list[int]] = [[] for _ in range(len(limits) + 1)]
         self._runnable: list[int] = []  # arrival order, as the reference iterates its jobs
@@ -215,11 +235,33 @@ class TiresiasGittins(TiresiasDLAS):
         self.service_sample_s = service_sample_s
         self.delta_s = delta_s
 
+    def core_rule(self) -> CoreRule | None:
+        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
+        subclass other than :class:`Gittins`, which may change any step.
+
+        Returns
+        -------
+        CoreRule or None
+        """
+        if type(self) not in (TiresiasGittins, Gittins):
+            return None
+        self._check_delta()
+        sample = () if self.service_sample_s is None else _read_sample(self.service_sample_s)
+        return _whole_rule(
+            rule="tiresias-gittins",
+            queue_limits_gpu_s=self._checked_limits(),
+            delta_s=self.delta_s,
+            service_sample_s=tuple(sample),
+        )
+
+    def _check_delta(self) -> None:
+        if not (isinstance(self.delta_s, int) and self.delta_s > 0):
+            raise UsageError(f"delta_s must be a positive integer, got {self.delta_s!r}")
+
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Build the index table from the sample (or start learning one)."""
         super().reset(view, rng)
-        if not (isinstance(self.delta_s, int) and self.delta_s > 0):
-            raise UsageError(f"delta_s must be a positive integer, got {self.delta_s!r}")
+        self._check_delta()
         self._release = [int(r) for r in view.job_release_s]
         self._sample: _SizeSample | None = None
         if self.service_sample_s is not None:
@@ -244,6 +286,14 @@ class TiresiasGittins(TiresiasDLAS):
         # Higher index first, then the earlier release, then queue order (a stable sort).
         rank = np.lexsort((np.array([release[j] for j in queue]), -sample.indices(attained)))
         queue[:] = [queue[k] for k in rank.tolist()]
+
+
+def _whole_rule(**fields: Any) -> CoreRule | None:
+    # Limits, quanta and sizes past the core's whole numbers stay in Python.
+    try:
+        return CoreRule(**fields)
+    except UsageError:
+        return None
 
 
 def _read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:

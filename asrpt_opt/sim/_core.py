@@ -6,7 +6,8 @@ would read as unrelated pieces of what is one loop.)
 
 :func:`run_core` performs, for abstract jobs, exactly what
 :class:`~asrpt_opt.sim.engine.Simulator` does with
-:class:`~asrpt_opt.policies.list_scheduler.ListScheduler`, ServerFilling-SRPT and PRR, for
+:class:`~asrpt_opt.policies.list_scheduler.ListScheduler`, ServerFilling-SRPT, PRR and
+Tiresias' reference policies (their steps in :mod:`asrpt_opt.sim._tiresias_core`), for
 the rules listed in :data:`RULES`: the same events in the same order (completions, arrivals,
 wake-ups, one decision per instant), the same keys and tie-breaks (every heap orders tuples
 as Python's ``heapq`` does), the same selections, victims and consolidations, and the same
@@ -22,6 +23,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from asrpt_opt.sim import _tiresias_core as tiresias
+
 __all__ = ["RULES", "run_core"]
 
 #: The policy rules the core knows, by code.
@@ -35,9 +38,11 @@ RULES = {
     "qssf": 6,
     "serverfilling-srpt": 7,
     "prr": 8,
+    "tiresias-2d-las": 9,
+    "tiresias-gittins": 10,
 }
 
-_FIFO, _SJF, _SRTF, _SRSF, _LAS, _ASRPT, _QSSF, _SF, _PRR = 0, 1, 2, 3, 4, 5, 6, 7, 8
+_FIFO, _SJF, _SRTF, _SRSF, _LAS, _ASRPT, _QSSF, _SF, _PRR, _TIRESIAS, _GITTINS = range(11)
 #: A-SRPT's adaptive rules (ADAPTIVE_RULES' order) and overrun margin (ASRPT's).
 ADAPTIVE = {"double": 0, "additive": 1, "none": 2}
 _DOUBLE, _ADDITIVE, _NO_RAISE = 0, 1, 2
@@ -198,6 +203,9 @@ def run_core(
     never_low: bool,
     trust: float,
     quantum_s: float,
+    limits: Any,
+    delta: int,
+    sample_sizes: Any,
 ) -> Any:
     """Simulate; returns ``(code, completion, seg_job, seg_start, seg_end, seg_off, seg_len,
     alloc_s, alloc_c)``: each segment's job, interval and allocation (``seg_len`` entries of
@@ -305,6 +313,16 @@ def run_core(
     scr_s = np.empty(2 * n_servers + 16, np.int64)  # grown when a decision needs more
     scr_c = np.empty(2 * n_servers + 16, np.int64)
     watch = rule == _ASRPT and adaptive != _NO_RAISE and not never_low
+    # Tiresias: its queues (asrpt_opt.sim._tiresias_core) and, for its Gittins order, a
+    # job-size sample: the one given, or the sizes of the jobs completed so far.
+    in_tiresias = rule in (_TIRESIAS, _GITTINS)
+    t_state = tiresias.new_state(n if in_tiresias else 0, limits, release)
+    learn = rule == _GITTINS and sample_sizes.shape[0] == 0
+    sample = tiresias.new_sample(
+        n + sample_sizes.shape[0] if rule == _GITTINS else 0, max(delta, 1)
+    )
+    for size in sample_sizes:
+        tiresias.sample_add(sample, size)
 
     # Scratch of one decision.
     d_free = np.empty(n_servers, np.int64)
@@ -370,6 +388,8 @@ def run_core(
                 finished += 1
                 if rule == _ASRPT:
                     x_seq[j] += 1  # A-SRPT stops watching it
+                if in_tiresias:
+                    tiresias.leave(t_state, j, sample, learn, gpus)
                 if selects:
                     # Kept in arrival order: PRR's ties, and usually already index order.
                     for i in range(act_pos[j], n_act - 1):
@@ -419,6 +439,9 @@ def run_core(
             if rule == _LAS:
                 las_rank[j] = arrivals
                 arrivals += 1
+            if in_tiresias:
+                tiresias.arrive(t_state, j, now)
+                continue
             if selects:
                 act[n_act] = j
                 act_pos[j] = n_act
@@ -547,6 +570,29 @@ def run_core(
                     pool_c[pool_n] = scr_c[k]
                     pool_n += 1
                     k += 1
+        elif in_tiresias:
+            n_starts, n_pre, wake = tiresias.decide(
+                t_state, sample, rule == _GITTINS, now, gpus, total_gpus, starts, preempts
+            )
+            # TiresiasDLAS._allocate: consolidate the starts on the GPUs the preempted free.
+            d_free[:] = free
+            for v in range(n_pre):
+                victim = preempts[v]
+                for k in range(cur_off[victim], cur_off[victim] + cur_len[victim]):
+                    d_free[pool_s[k]] += pool_c[k]
+            for a in range(n_starts):
+                used = _consolidate(d_free, gpus[starts[a]], out_s, out_c)
+                assert used > 0  # only the count matters, and it was checked
+                while pool_n + used > pool_s.shape[0]:
+                    pool_s = _grow(pool_s)
+                    pool_c = _grow(pool_c)
+                start_off[a] = pool_n
+                start_len[a] = used
+                for k in range(used):
+                    d_free[out_s[k]] -= out_c[k]
+                    pool_s[pool_n] = out_s[k]
+                    pool_c[pool_n] = out_c[k]
+                    pool_n += 1
         elif not (n_waiting == 0 or (total_free == 0 and not preemptive)):
             d_total_free = total_free
             spare = total_gpus - total_free if preemptive else 0

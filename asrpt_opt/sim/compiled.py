@@ -1,9 +1,10 @@
 """When the simulator runs compiled, and how the compiled core's arrays become a schedule.
 
 The compiled core (:mod:`asrpt_opt.sim._core`, numba) runs the built-in list policies,
-ServerFilling-SRPT and PRR on abstract jobs: the same events, decisions and floating-point
-operations as the Python event loop, so the schedules are identical (the tests compare both
-paths on random instances). It runs when a policy states its rule (its ``core_rule()``, as
+ServerFilling-SRPT, PRR and Tiresias' reference policies (Gittins included) on abstract
+jobs: the same events, decisions and floating-point operations as the Python event loop, so
+the schedules are identical (the tests compare both paths on random instances). It runs
+when a policy states its rule (its ``core_rule()``, as
 :meth:`ListScheduler.core_rule <asrpt_opt.policies.list_scheduler.ListScheduler.core_rule>`:
 only the built-in classes themselves, never a subclass that may change a step), every job
 is abstract and runs at
@@ -40,7 +41,21 @@ COMPILED_FROM = 50_000
 ENGINES = ("auto", "python", "compiled")
 
 _BLOCK = 1 << 16  # jobs whose segments are converted from arrays at once
-_RULES = ("fifo", "sjf", "srtf", "srsf", "2d-las", "a-srpt", "qssf", "serverfilling-srpt", "prr")
+_RULES = (
+    "fifo",
+    "sjf",
+    "srtf",
+    "srsf",
+    "2d-las",
+    "a-srpt",
+    "qssf",
+    "serverfilling-srpt",
+    "prr",
+    "tiresias-2d-las",
+    "tiresias-gittins",
+)
+#: Limits and sizes the core holds as 64-bit integers (products of two stay exact).
+_MAX_WHOLE = 2**31
 _ADAPTIVE = ("double", "additive", "none")
 
 
@@ -52,7 +67,7 @@ class CoreRule:
     ----------
     rule : str
         One of ``fifo``, ``sjf``, ``srtf``, ``srsf``, ``2d-las``, ``a-srpt``, ``qssf``,
-        ``serverfilling-srpt``, ``prr``.
+        ``serverfilling-srpt``, ``prr``, ``tiresias-2d-las``, ``tiresias-gittins``.
     backfill : bool
     thresholds_gpu_s : tuple of float
         2D-LAS' queue thresholds (empty for the other rules).
@@ -61,6 +76,12 @@ class CoreRule:
     trust, quantum_s : float
         PRR's knobs (:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`); NaN for the
         default quantum.
+    queue_limits_gpu_s : tuple of int
+        Tiresias' queue limits (:class:`~asrpt_opt.policies.tiresias.TiresiasDLAS`).
+    delta_s : int
+        The Gittins quantum (:class:`~asrpt_opt.policies.tiresias.TiresiasGittins`).
+    service_sample_s : tuple of int
+        The Gittins job-size sample; empty to learn it from the completed jobs.
     """
 
     rule: str
@@ -70,6 +91,9 @@ class CoreRule:
     finished_order: str = "remaining"
     trust: float = 0.5
     quantum_s: float = math.nan
+    queue_limits_gpu_s: tuple[int, ...] = ()
+    delta_s: int = 3250
+    service_sample_s: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.rule not in _RULES:
@@ -79,6 +103,12 @@ class CoreRule:
         if self.finished_order not in ("remaining", "virtual"):
             raise UsageError(
                 f"finished_order must be 'remaining' or 'virtual', got {self.finished_order!r}"
+            )
+        whole = (*self.queue_limits_gpu_s, self.delta_s, *self.service_sample_s)
+        if not all(type(x) is int and 0 < x < _MAX_WHOLE for x in whole):
+            raise UsageError(
+                f"the compiled core takes Tiresias' limits, quantum and sizes as whole numbers "
+                f"in [1, {_MAX_WHOLE}), got {whole}"
             )
 
 
@@ -152,6 +182,9 @@ def _compile_core() -> None:
         False,
         0.5,
         math.nan,
+        np.ones(1, np.int64),
+        1,
+        np.ones(1, np.int64),
     )
 
 
@@ -197,6 +230,9 @@ def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.nd
         sim.predictions_never_low,
         rule.trust,
         rule.quantum_s,
+        np.asarray(rule.queue_limits_gpu_s, dtype=np.int64),
+        rule.delta_s,
+        np.asarray(rule.service_sample_s, dtype=np.int64),
     )
     if code == STALLED:
         raise PolicyError(f"policy {sim.policy.name!r} left jobs waiting with nothing to come")

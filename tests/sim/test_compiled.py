@@ -9,10 +9,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model import instance_from_dict
-from asrpt_opt.policies import SRTF, PreferentialRoundRobin
+from asrpt_opt.policies import SRTF, PreferentialRoundRobin, TiresiasDLAS, TiresiasGittins
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.sim import simulate
 from asrpt_opt.sim.compiled import COMPILED_FROM, CoreRule
@@ -35,6 +37,11 @@ RULE_PARAMS = [
     ("serverfilling-srpt", {}),
     ("prr", {}),
     ("prr", {"trust": 1.0, "quantum_s": 150.0}),
+    ("tiresias-2d-las", {}),
+    ("tiresias-2d-las", {"queue_limits_gpu_s": (60, 400, 3000)}),
+    ("tiresias-gittins", {}),
+    ("gittins", {"delta_s": 200}),
+    ("tiresias-gittins", {"service_sample_s": [30, 500, 500, 4000, 90000], "delta_s": 700}),
 ]
 
 
@@ -48,6 +55,15 @@ def _random_instance(seed: int):
         jobs = list(inst.jobs)
         rng.shuffle(jobs)
         inst = replace(inst, jobs=tuple(jobs))
+    if seed % 3 == 1:
+        # Whole seconds, Tiresias' input: ties in time, attained service and index.
+        inst = replace(
+            inst,
+            jobs=tuple(
+                replace(j, release_s=float(int(j.release_s)), duration_s=float(int(j.duration_s)))
+                for j in inst.jobs
+            ),
+        )
     return inst
 
 
@@ -134,8 +150,13 @@ def test_compiled_refuses_what_it_cannot_run():
     assert MyPRR().core_rule() is None
     with pytest.raises(UsageError, match="no compiled rule"):
         simulate(inst, MySRTF(), engine="compiled")
+
+    class MyTiresias(TiresiasDLAS):
+        pass
+
+    assert MyTiresias().core_rule() is None
     with pytest.raises(UsageError, match="no compiled rule"):
-        simulate(inst, "tiresias-2d-las", engine="compiled")
+        simulate(inst, MyTiresias(), engine="compiled")
     with pytest.raises(UsageError, match="no compiled rule"):
         simulate(inst, "fifo", engine="compiled", max_placement_slowdown=2.0)
     with pytest.raises(UsageError, match="refitted"):
@@ -198,3 +219,36 @@ def test_one_huge_server_allocates_nothing_per_gpu(policy):
         tracemalloc.stop()
     assert got == expected
     assert peak < 50_000_000
+
+
+def test_compiled_gittins_learns_past_one_block_of_sizes():
+    # Over 256 completed jobs: the learned sample splits into blocks (the core's own
+    # structure), and the Gittins order must still be the Python policy's.
+    inst = philly_like(700, servers=(8, 8, 4), load=1.1, seed=11, median_duration_s=900.0)
+    a, b = _both(inst, "tiresias-gittins")
+    _same(a, b)
+    assert b.metrics.preemptions > 50
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 10**6), min_size=1, max_size=700),
+    attained=st.lists(st.integers(0, 2 * 10**6), min_size=1, max_size=30),
+    delta=st.integers(1, 10**5),
+)
+def test_core_gittins_index_equals_the_policys(sizes, attained, delta):
+    from asrpt_opt.policies.tiresias import _SizeSample
+    from asrpt_opt.sim._tiresias_core import gittins_index, new_sample, sample_add
+
+    sample = new_sample(len(sizes), delta)
+    for size in sizes:
+        sample_add(sample, size)
+    expected = _SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64))
+    assert [gittins_index(*sample, a) for a in attained] == expected.tolist()
+
+
+def test_core_rules_refuse_limits_past_whole_64_bit_products():
+    assert TiresiasDLAS(queue_limits_gpu_s=(10, 2**40)).core_rule() is None
+    assert TiresiasGittins(service_sample_s=[1, 2**40]).core_rule() is None
+    with pytest.raises(UsageError, match="positive and increasing"):
+        TiresiasDLAS(queue_limits_gpu_s=(10, 5)).core_rule()
