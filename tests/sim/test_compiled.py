@@ -194,7 +194,9 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     assert float(cold.stdout) == float(warm.stdout) == expected
 
 
-@pytest.mark.parametrize("policy", ["srtf", "serverfilling-srpt", "prr"])
+@pytest.mark.parametrize(
+    "policy", ["srtf", "serverfilling-srpt", "prr", "tiresias-2d-las", "tiresias-gittins"]
+)
 def test_one_huge_server_allocates_nothing_per_gpu(policy):
     # Memory grows with jobs and servers: a server of 10**8 GPUs (800 MB per int64 array)
     # gives the Python loop's schedule, and what Python allocates around the core stays
