@@ -67,7 +67,22 @@ def lean() -> tuple[float, float]:
     return seconds, float(out)
 
 
-@pytest.mark.parametrize("policy", ["fifo", "sjf", "srtf", "srsf", "2d-las", "a-srpt"])
+POLICIES = [
+    "fifo",
+    "sjf",
+    "qssf",
+    "srtf",
+    "srsf",
+    "2d-las",
+    "a-srpt",
+    "serverfilling-srpt",
+    "prr",
+    "tiresias-2d-las",
+    "tiresias-gittins",
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_whole_process_against_the_lean_loop(benchmark, policy):
     path = instance_file()
     cmd = [sys.executable, "-m", "asrpt_opt", "simulate", str(path), "--policy", policy]

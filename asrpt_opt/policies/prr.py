@@ -134,6 +134,8 @@ class PreferentialRoundRobin:
         list of int
         """
         pool = self._active if jobs is None else jobs
+        if len(pool) < 2:
+            return list(pool)  # nothing to sort (the usual case when every job fits)
         index = np.fromiter(pool, np.int64, len(pool))
         arrival = np.fromiter((self._active[j] for j in index.tolist()), np.int64, index.size)
         attained = view.attained_work_of(index)
