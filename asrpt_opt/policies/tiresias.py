@@ -48,6 +48,8 @@ from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "Gittins", "TiresiasDLAS", "TiresiasGittins"]
 
+_BIG = 1 << 62  # sums of sizes at or past this leave 64-bit integers
+
 #: Tiresias' default queue limits (GPU-seconds): three queues.
 TIRESIAS_QUEUE_LIMITS_GPU_S = (3250, 7200)
 
@@ -282,7 +284,7 @@ class TiresiasGittins(TiresiasDLAS):
         if sample is None or len(queue) < 2:
             return  # nothing learned yet (every index is equal), or nothing to order
         executed, gpus, release = self._executed, self._gpus, self._release
-        attained = np.array([executed[j] * gpus[j] for j in queue], dtype=np.int64)
+        attained = _whole_array([executed[j] * gpus[j] for j in queue])
         # Higher index first, then the earlier release, then queue order (a stable sort).
         rank = np.lexsort((np.array([release[j] for j in queue]), -sample.indices(attained)))
         queue[:] = [queue[k] for k in rank.tolist()]
@@ -327,12 +329,17 @@ class _SizeSample:
     """
 
     def __init__(self, sizes: Sequence[int], delta: int) -> None:
-        self._sizes = np.sort(np.asarray(sizes, dtype=np.int64))
-        self._prefix = np.concatenate(([0], np.cumsum(self._sizes)))
+        # 64-bit integers while the sizes' sum fits, Python's past that (extreme inputs).
+        whole = np.int64 if sum(sizes) < _BIG else object
+        self._sizes = np.sort(np.asarray(sizes, dtype=whole))
+        self._prefix = np.concatenate((np.zeros(1, dtype=whole), np.cumsum(self._sizes)))
         self._delta = delta
 
     def add(self, size: int) -> None:
         """Insert a size."""
+        if self._prefix.dtype != object and int(self._prefix[-1]) + size >= _BIG:
+            self._sizes = self._sizes.astype(object)
+            self._prefix = self._prefix.astype(object)
         pos = int(np.searchsorted(self._sizes, size, side="right"))
         self._sizes = np.insert(self._sizes, pos, size)
         self._prefix = np.insert(self._prefix, pos + 1, self._prefix[pos])
@@ -363,6 +370,14 @@ class _SizeSample:
         )
         out: NDArray[np.float64] = np.where(inside, _round_half_away(p * 1_000_000 / e, 4), 0.0)
         return out
+
+
+def _whole_array(values: list[int]) -> NDArray[Any]:
+    # Attained services as 64-bit integers, or as Python's past them (extreme inputs).
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        return np.array(values, dtype=object)
 
 
 def _round_half_away(x: NDArray[np.float64], digits: int) -> NDArray[np.float64]:

@@ -51,7 +51,7 @@ _UNRELEASED, _WAITING, _RUNNING, _DONE = 0, 1, 2, 3
 _COMPLETION, _WAKE = 0, 1
 _LEVEL = float(1 << 31)  # 2D-LAS: queue level, then arrival order (as TwoDimensionalLAS)
 #: Exit codes of :func:`run_core`.
-OK, STALLED = 0, 1
+OK, STALLED, OVERFLOW = 0, 1, 2
 
 
 # --------------------------------------------------------------------------- heaps
@@ -574,6 +574,9 @@ def run_core(
             n_starts, n_pre, wake = tiresias.decide(
                 t_state, sample, rule == _GITTINS, now, gpus, total_gpus, starts, preempts
             )
+            if t_state[4][1]:
+                code = OVERFLOW
+                break
             # TiresiasDLAS._allocate: consolidate the starts on the GPUs the preempted free.
             d_free[:] = free
             for v in range(n_pre):

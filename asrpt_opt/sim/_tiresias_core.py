@@ -31,6 +31,10 @@ from numba import njit
 __all__ = ["arrive", "decide", "leave", "new_sample", "new_state", "sample_add"]
 
 _BLOCK = 256  # sizes per sample block at most; a full block splits into two halves
+#: Attained GPU-seconds and sums of sizes stay below this: Python's integers are unbounded,
+#: the core's are 64-bit, and a run that would pass it stops (OVERFLOW) instead of wrapping.
+_SAFE = 1 << 62
+_SAFE_FLOAT = float(_SAFE)
 
 
 # --------------------------------------------------------------------------- policy state
@@ -38,7 +42,8 @@ _BLOCK = 256  # sizes per sample block at most; a full block splits into two hal
 def new_state(n: int, limits: Any, release: Any) -> Any:
     """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, runnable jobs,
     counts, queue of each job, executed whole seconds, last check, running flags, whole
-    releases, marks)``. ``counts`` holds the number of runnable jobs."""
+    releases, marks)``. ``counts`` holds the number of runnable jobs and 1 once the run
+    needs integers past the core's (:data:`_SAFE`)."""
     n_queues = limits.shape[0] + 1
     queues = np.empty((n_queues, max(n, 1)), np.int64)
     whole_release = np.empty(n, np.int64)
@@ -49,7 +54,7 @@ def new_state(n: int, limits: Any, release: Any) -> Any:
         queues,
         np.zeros(n_queues, np.int64),
         np.empty(max(n, 1), np.int64),
-        np.zeros(1, np.int64),
+        np.zeros(2, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n),
@@ -75,7 +80,11 @@ def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     """``on_completion``: learn the job's size (when learning online) and forget the job."""
     _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _ = state
     if learn:
-        sample_add(sample, max(1, executed[j] * gpus[j]))
+        size = max(1, executed[j] * gpus[j])
+        if sample[5][sample[6][0]] >= _SAFE - size:
+            counts[1] = 1  # the sum of the sizes would pass 64-bit integers
+        else:
+            sample_add(sample, size)
     _remove(runnable, counts[0], j)
     counts[0] -= 1
     q = queue_of[j]
@@ -111,6 +120,8 @@ def decide(
     limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, rel, mark = (
         state
     )
+    if counts[1]:
+        return 0, 0, np.nan
     n_queues = qlen.shape[0]
     last_queue = n_queues - 1
     n_run = counts[0]
@@ -118,7 +129,12 @@ def decide(
     for r in range(n_run):
         j = runnable[r]
         if running[j]:
-            executed[j] += int(now - last_check[j])
+            since = now - last_check[j]
+            # In floating point (a multiplication, no division), a factor 2 short of int64.
+            if (executed[j] + since) * gpus[j] >= _SAFE_FLOAT:
+                counts[1] = 1  # attained GPU-seconds past 64-bit integers: stop here
+                return 0, 0, np.nan
+            executed[j] += int(since)
             q = queue_of[j]
             if q < last_queue and executed[j] * gpus[j] >= limits[q]:
                 _remove(queues[q], qlen[q], j)

@@ -188,7 +188,9 @@ def _compile_core() -> None:
     )
 
 
-def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.ndarray) -> Schedule:
+def run_compiled(
+    sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.ndarray
+) -> Schedule | None:
     """Run ``sim`` in the compiled core.
 
     Parameters
@@ -203,10 +205,17 @@ def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.nd
 
     Returns
     -------
-    Schedule
+    Schedule or None
+        None when the run needs integers past the core's 64 bits (Tiresias' attained
+        GPU-seconds on extreme inputs): ``engine="auto"`` then runs it in Python.
+
+    Raises
+    ------
+    UsageError
+        For that reason under ``engine="compiled"``.
     """
     warm_up()
-    from asrpt_opt.sim._core import ADAPTIVE, RULES, STALLED, run_core
+    from asrpt_opt.sim._core import ADAPTIVE, OVERFLOW, RULES, STALLED, run_core
 
     jobs = sim.instance.jobs
     n = len(jobs)
@@ -234,6 +243,12 @@ def run_compiled(sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.nd
         rule.delta_s,
         np.asarray(rule.service_sample_s, dtype=np.int64),
     )
+    if code == OVERFLOW:
+        why = "attained GPU-seconds past the compiled core's 64-bit integers"
+        if sim.engine == "compiled":
+            raise UsageError(f"engine='compiled': {why}; engine='python' runs it exactly")
+        logger.info("%s: running in Python instead", why)
+        return None
     if code == STALLED:
         raise PolicyError(f"policy {sim.policy.name!r} left jobs waiting with nothing to come")
     sim.predicted[:] = predicted

@@ -485,7 +485,13 @@ class Simulator:
         if self.refit_every is None and n:
             ahead = self._predictions(by_release)
         if self._rule is not None and ahead is not None:
-            return run_compiled(self, self._rule, ahead, by_release)
+            schedule = run_compiled(self, self._rule, ahead, by_release)
+            if schedule is not None:
+                return schedule
+            # Past the core's integers: the Python loop, from a fresh policy.
+            self._rule = None
+            self._loop_state(n)
+            policy.reset(view, self.rng)
         order = by_release.tolist()
         release = self.job_release[by_release].tolist()
         events = self._events

@@ -153,3 +153,18 @@ def test_gittins_indices_equal_the_reference_table_as_sizes_are_learned(
             sizes.append(size)
         got = sample.indices(np.array(attained, dtype=np.int64)).tolist()
         assert got == [_reference_index(sizes, delta, a) for a in attained]
+
+
+def test_gittins_indices_past_64_bit_sizes_equal_the_reference():
+    # Sizes whose sum passes 64-bit integers (a 10**8-GPU job run for 10**11 s) switch the
+    # sample to Python's integers instead of wrapping.
+    from asrpt_opt.policies.tiresias import _SizeSample
+
+    sizes = [5, 3_000, 2**62, 10**19]
+    sample = _SizeSample(sizes[:2], 3250)
+    for size in sizes[2:]:
+        sample.add(size)
+    attained = [0, 4, 2_999, 3_000, 2**62 - 1, 2**62, 10**19 - 1, 10**19, 10**20]
+    got = sample.indices(np.array(attained, dtype=object)).tolist()
+    assert got == [_reference_index(sizes, 3250, a) for a in attained]
+    assert got[0] > 0 and got[-1] == 0.0

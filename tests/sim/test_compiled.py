@@ -254,3 +254,24 @@ def test_core_rules_refuse_limits_past_whole_64_bit_products():
     assert TiresiasGittins(service_sample_s=[1, 2**40]).core_rule() is None
     with pytest.raises(UsageError, match="positive and increasing"):
         TiresiasDLAS(queue_limits_gpu_s=(10, 5)).core_rule()
+
+
+@pytest.mark.parametrize("policy", ["tiresias-2d-las", "tiresias-gittins"])
+def test_attained_service_past_64_bits_runs_in_python(policy, monkeypatch):
+    # a holds 10**8 GPUs for 10**11 s before b arrives: 10**19 attained GPU-seconds, past
+    # int64. Python demotes a and lets b in; the core, whose integers would wrap, stops, and
+    # auto runs the instance in Python instead (compiled refuses, saying why).
+    import asrpt_opt.sim.compiled as compiled
+    from asrpt_opt.model import Cluster, Instance, Job
+
+    jobs = (
+        Job(id="a", release_s=0, gpus=10**8, duration_s=1e12),
+        Job(id="b", release_s=1e11, gpus=1, duration_s=10),
+    )
+    inst = Instance(name="long", cluster=Cluster(servers=(10**8,)), jobs=jobs)
+    expected = simulate(inst, policy, engine="python")
+    assert expected.schedule.runs[1].completion_s == 1e11 + 10  # b preempts a at once
+    with pytest.raises(UsageError, match="64-bit"):
+        simulate(inst, policy, engine="compiled")
+    monkeypatch.setattr(compiled, "COMPILED_FROM", 1)
+    assert simulate(inst, policy).schedule == expected.schedule
