@@ -329,8 +329,9 @@ class _SizeSample:
     """
 
     def __init__(self, sizes: Sequence[int], delta: int) -> None:
-        # 64-bit integers while the sizes' sum fits, Python's past that (extreme inputs).
-        whole = np.int64 if sum(sizes) < _BIG else object
+        # 64-bit integers while the sizes' sum and the quantum's multiples fit, Python's past
+        # that (extreme inputs).
+        whole = np.int64 if sum(sizes) < _BIG and delta < 2**31 else object
         self._sizes = np.sort(np.asarray(sizes, dtype=whole))
         self._prefix = np.concatenate((np.zeros(1, dtype=whole), np.cumsum(self._sizes)))
         self._delta = delta
@@ -364,10 +365,9 @@ class _SizeSample:
         nxt = sizes[lo] - 1 + delta
         hi = np.where(nxt > last - 1, num - 1, np.searchsorted(sizes, nxt, side="right"))
         p = _round_half_away((hi - lo) / (num - lo), 5)
+        beyond = (num - hi).astype(sizes.dtype)  # Python's integers when delta needs them
         # The reference divides whole numbers here (Python 2): the mean is floored.
-        e = ((self._prefix[hi] - self._prefix[lo] + delta * (num - hi)) // (num - lo)).astype(
-            float
-        )
+        e = ((self._prefix[hi] - self._prefix[lo] + delta * beyond) // (num - lo)).astype(float)
         out: NDArray[np.float64] = np.where(inside, _round_half_away(p * 1_000_000 / e, 4), 0.0)
         return out
 

@@ -167,4 +167,14 @@ def test_gittins_indices_past_64_bit_sizes_equal_the_reference():
     attained = [0, 4, 2_999, 3_000, 2**62 - 1, 2**62, 10**19 - 1, 10**19, 10**20]
     got = sample.indices(np.array(attained, dtype=object)).tolist()
     assert got == [_reference_index(sizes, 3250, a) for a in attained]
-    assert got[0] > 0 and got[-1] == 0.0
+    assert got[0] > 0
+    assert got[-1] == 0.0
+
+
+def test_gittins_indices_with_a_quantum_past_64_bits_equal_the_reference():
+    from asrpt_opt.policies.tiresias import _SizeSample
+
+    sizes, delta = [7, 90, 90, 4_000], 10**30
+    attained = [0, 7, 89, 90, 3_999, 4_000]
+    got = _SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64)).tolist()
+    assert got == [_reference_index(sizes, delta, a) for a in attained]
