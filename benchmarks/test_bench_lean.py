@@ -23,6 +23,7 @@ import pytest
 
 from asrpt_opt.model import Cluster, Instance, Job
 from asrpt_opt.model.io import dump_instance
+from asrpt_opt.policies import PRIMARY
 
 N_JOBS = 20_000
 LEAN = Path(__file__).with_name("lean_fifo.py")
@@ -67,22 +68,7 @@ def lean() -> tuple[float, float]:
     return seconds, float(out)
 
 
-POLICIES = [
-    "fifo",
-    "sjf",
-    "qssf",
-    "srtf",
-    "srsf",
-    "2d-las",
-    "a-srpt",
-    "serverfilling-srpt",
-    "prr",
-    "tiresias-2d-las",
-    "tiresias-gittins",
-]
-
-
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", PRIMARY)
 def test_whole_process_against_the_lean_loop(benchmark, policy):
     path = instance_file()
     cmd = [sys.executable, "-m", "asrpt_opt", "simulate", str(path), "--policy", policy]

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 
+from asrpt_opt.policies import PRIMARY
 from asrpt_opt.prediction import OraclePredictor
 from asrpt_opt.sim.compiled import warm_up
 from asrpt_opt.sim.engine import Simulator
@@ -26,19 +27,6 @@ from asrpt_opt.speed.default import default_speed
 from benchmarks.conftest import philly
 
 N_JOBS = int(os.environ.get("ASRPT_THROUGHPUT_JOBS", "100000"))
-POLICIES = [
-    "fifo",
-    "sjf",
-    "qssf",
-    "srtf",
-    "srsf",
-    "2d-las",
-    "a-srpt",
-    "serverfilling-srpt",
-    "prr",
-    "tiresias-2d-las",
-    "tiresias-gittins",
-]
 
 
 def _loop(inst, policy: str, engine: str) -> tuple[float, object]:
@@ -61,7 +49,7 @@ def _loop(inst, policy: str, engine: str) -> tuple[float, object]:
 
 
 @pytest.mark.parametrize("load", [0.7, 0.9])
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("policy", PRIMARY)
 def test_loop_throughput(benchmark, policy, load):
     warm_up()
     inst = philly(N_JOBS, load=load)

@@ -183,6 +183,22 @@ def _consolidate(free: Any, gpus: int, out_s: Any, out_c: Any) -> int:
     return k
 
 
+@njit(cache=True)
+def _take(
+    d_free: Any, out_s: Any, out_c: Any, used: int, pool_s: Any, pool_c: Any, pool_n: int
+) -> Any:
+    """Take a consolidation's GPUs from ``d_free`` and append its ``used`` entries to the
+    allocation pool (grown when full); returns the pool and its new length."""
+    while pool_n + used > pool_s.shape[0]:
+        pool_s, pool_c = _grow(pool_s), _grow(pool_c)
+    for k in range(used):
+        d_free[out_s[k]] -= out_c[k]
+        pool_s[pool_n] = out_s[k]
+        pool_c[pool_n] = out_c[k]
+        pool_n += 1
+    return pool_s, pool_c, pool_n
+
+
 # --------------------------------------------------------------------------- the loop
 @njit(cache=True)
 def run_core(
@@ -586,16 +602,9 @@ def run_core(
             for a in range(n_starts):
                 used = _consolidate(d_free, gpus[starts[a]], out_s, out_c)
                 assert used > 0  # only the count matters, and it was checked
-                while pool_n + used > pool_s.shape[0]:
-                    pool_s = _grow(pool_s)
-                    pool_c = _grow(pool_c)
                 start_off[a] = pool_n
                 start_len[a] = used
-                for k in range(used):
-                    d_free[out_s[k]] -= out_c[k]
-                    pool_s[pool_n] = out_s[k]
-                    pool_c[pool_n] = out_c[k]
-                    pool_n += 1
+                pool_s, pool_c, pool_n = _take(d_free, out_s, out_c, used, pool_s, pool_c, pool_n)
         elif not (n_waiting == 0 or (total_free == 0 and not preemptive)):
             d_total_free = total_free
             spare = total_gpus - total_free if preemptive else 0
@@ -688,16 +697,9 @@ def run_core(
                     if not backfill:
                         break
                     continue
-                while pool_n + used > pool_s.shape[0]:
-                    pool_s = _grow(pool_s)
-                    pool_c = _grow(pool_c)
                 start_off[n_starts] = pool_n
                 start_len[n_starts] = used
-                for k in range(used):
-                    d_free[out_s[k]] -= out_c[k]
-                    pool_s[pool_n] = out_s[k]
-                    pool_c[pool_n] = out_c[k]
-                    pool_n += 1
+                pool_s, pool_c, pool_n = _take(d_free, out_s, out_c, used, pool_s, pool_c, pool_n)
                 d_total_free -= width
                 # Dequeue.
                 _heap_pop(q_t[w], q_i[w], q_n[w])
@@ -1196,13 +1198,7 @@ def _select_and_serve(
         used = _consolidate(d_free, gpus[j], out_s, out_c)
         if used == 0:
             continue
-        while n_scr + used > scr_s.shape[0]:
-            scr_s, scr_c = _grow(scr_s), _grow(scr_c)
-        for k in range(used):
-            d_free[out_s[k]] -= out_c[k]
-            scr_s[n_scr] = out_s[k]
-            scr_c[n_scr] = out_c[k]
-            n_scr += 1
+        scr_s, scr_c, n_scr = _take(d_free, out_s, out_c, used, scr_s, scr_c, n_scr)
         starts[n_starts] = j
         start_len[n_starts] = used
         n_starts += 1
