@@ -157,7 +157,7 @@ def warm_up() -> float:
     float
         Seconds it took (0 when already done in this process).
     """
-    return compile_once("the simulator's core", "10-30 s", _compile_core, logger)
+    return compile_once("the simulator's core", "30-60 s", _compile_core, logger)
 
 
 def _compile_core() -> None:
