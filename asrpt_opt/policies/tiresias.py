@@ -365,7 +365,8 @@ class _SizeSample:
         nxt = sizes[lo] - 1 + delta
         hi = np.where(nxt > last - 1, num - 1, np.searchsorted(sizes, nxt, side="right"))
         p = _round_half_away((hi - lo) / (num - lo), 5)
-        beyond = (num - hi).astype(sizes.dtype)  # Python's integers when delta needs them
+        # Python's integers when delta needs them (no copy otherwise).
+        beyond = (num - hi).astype(sizes.dtype, copy=False)
         # The reference divides whole numbers here (Python 2): the mean is floored.
         e = ((self._prefix[hi] - self._prefix[lo] + delta * beyond) // (num - lo)).astype(float)
         out: NDArray[np.float64] = np.where(inside, _round_half_away(p * 1_000_000 / e, 4), 0.0)

@@ -81,7 +81,7 @@ def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _ = state
     if learn:
         size = max(1, executed[j] * gpus[j])
-        if sample[5][sample[6][0]] >= _SAFE - size:
+        if _total(sample) >= _SAFE - size:
             counts[1] = 1  # the sum of the sizes would pass 64-bit integers
         else:
             sample_add(sample, size)
@@ -146,7 +146,7 @@ def decide(
     # Walk the queues from the top, each in its order, running every job that fits.
     free_count = total_gpus
     for q in range(n_queues):
-        if gittins and sample[6][1] > 0 and qlen[q] >= 2:
+        if gittins and _count(sample) > 0 and qlen[q] >= 2:
             _gittins_order(queues[q], qlen[q], sample, executed, gpus, rel)
         for k in range(qlen[q]):
             j = queues[q, k]
@@ -252,6 +252,18 @@ def new_sample(capacity: int, delta: int) -> Any:
         np.zeros(n_blocks + 1, np.int64),
         meta,
     )
+
+
+@njit(cache=True, inline="always")
+def _count(sample: Any) -> int:
+    # Sizes in the sample.
+    return sample[6][1]
+
+
+@njit(cache=True, inline="always")
+def _total(sample: Any) -> int:
+    # Their sum: the sum before the block past the last.
+    return sample[5][sample[6][0]]
 
 
 @njit(cache=True, inline="always")

@@ -128,8 +128,8 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
     """
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "python":
-        return None
+    if engine == "python" or (engine == "auto" and sim.instance.n_jobs < COMPILED_FROM):
+        return None  # without asking the policy (Gittins would read its sample file twice)
     get = getattr(sim.policy, "core_rule", None)
     rule = get() if callable(get) else None
     why = None
@@ -142,8 +142,6 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
     if why is not None:
         if engine == "compiled":
             raise UsageError(f"engine='compiled': {why}")
-        return None
-    if engine == "auto" and sim.instance.n_jobs < COMPILED_FROM:
         return None
     return rule
 
