@@ -32,6 +32,7 @@ References
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Sequence
 from os import PathLike
@@ -97,52 +98,67 @@ class TiresiasDLAS:
         """Empty the queues and check the limits."""
         limits = list(self._checked_limits())
         self._limits = limits
-        self._queues: list[list[int]] = [[] for _ in range(len(limits) + 1)]
-        self._runnable: list[int] = []  # arrival order, as the reference iterates its jobs
+        # Ordered sets: removal in O(1), iteration in queue order.
+        self._queues: list[dict[int, None]] = [{} for _ in range(len(limits) + 1)]
+        self._runnable: dict[int, None] = {}  # arrival order, as the reference iterates
+        self._waiting: set[int] = set()
         n = view.n_jobs
         self._queue_of = [0] * n
-        self._executed = [0] * n  # whole seconds run, the reference's executed_time
-        self._last_check = [0.0] * n
+        self._place = [0] * n  # increasing along each queue: the walk order of any subset
+        self._places = 0
+        self._arrived = [0] * n  # arrival rank
+        self._arrivals = 0
+        # Every running job gains the same whole seconds at a check (the time since the
+        # previous one, truncated), so one clock counts them all: a job's executed seconds are
+        # its seconds before its current run plus the clock's advance since that run began.
+        self._clock = 0
+        self._last_now = 0.0
+        self._executed = [0] * n  # seconds before the current run (all of them when waiting)
+        self._began = [0] * n  # the clock when the current run began
         self._running = [False] * n
+        self._stamp = [0] * n  # moves on at every start, stop and demotion: stale heap entries
         self._gpus = [int(g) for g in view.job_gpus]
+        self._demand = 0
+        # Due demotions by the clock reading at which each running job reaches its queue's
+        # limit; queue jumps by limit - executed + clock, one heap per width (the jump is that
+        # difference floor-divided by the width).
+        self._due: list[tuple[int, int, int, int]] = []
+        self._jumps: dict[int, list[tuple[int, int, int]]] = {}
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """Queue the job at the end of queue 0."""
-        self._runnable.append(job)
-        self._queues[0].append(job)
-        self._last_check[job] = view.now_s
+        self._runnable[job] = None
+        self._waiting.add(job)
+        self._append(job, 0)
+        self._arrived[job] = self._arrivals
+        self._arrivals += 1
+        self._demand += self._gpus[job]
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Forget the job."""
-        self._runnable.remove(job)
-        self._queues[self._queue_of[job]].remove(job)
+        del self._runnable[job]
+        del self._queues[self._queue_of[job]][job]
+        self._waiting.discard(job)
+        self._demand -= self._gpus[job]
         self._running[job] = False
+        self._stamp[job] += 1
 
     def decide(self, view: ClusterView) -> Decision:
         """Update attained service, demote, and reschedule from the top queue down."""
         now = view.now_s
         self._update(now)
-        free_count = view.total_gpus
-        run: set[int] = set()
-        for queue in self._queues:
-            self._order(queue, now)
-            for job in queue:
-                if free_count >= self._gpus[job]:
-                    run.add(job)
-                    free_count -= self._gpus[job]
-        preempts = [j for j in self._runnable if self._running[j] and j not in run]
-        starting = [
-            j for queue in self._queues for j in queue if j in run and not self._running[j]
-        ]
+        if self._demand <= view.total_gpus and not self._reorders:
+            # Every runnable job fits, so the walk runs them all: the waiting ones start, in
+            # queue order, and no queue changes order.
+            preempts: list[int] = []
+            queue_of, place = self._queue_of, self._place
+            starting = sorted(self._waiting, key=lambda j: (queue_of[j], place[j]))
+        else:
+            preempts, starting = self._walk(view.total_gpus, now)
         for j in preempts:
-            self._running[j] = False
+            self._stop(j)
         for j in starting:
-            self._running[j] = True
-        for queue in self._queues:
-            # Waiting jobs move behind the running ones, keeping their order.
-            queue[:] = [j for j in queue if self._running[j]] + [
-                j for j in queue if not self._running[j]
-            ]
+            self._start(j)
         wake = self._next_jump(now)
         if not preempts and not starting and wake is None:
             return NO_DECISION
@@ -153,33 +169,117 @@ class TiresiasDLAS:
         )
 
     # ----------------------------------------------------------------- internals
-    def _order(self, queue: list[int], now: float) -> None:
+    #: Whether :meth:`_order` may reorder a queue (then every decision walks the queues).
+    _reorders = False
+
+    def _order(self, queue: list[int], now: float) -> list[int]:
         """Order of a queue before it is scheduled (the reference keeps it as it is)."""
+        return queue
+
+    def _walk(self, free_count: int, now: float) -> tuple[list[int], list[int]]:
+        queues = [list(queue) for queue in self._queues]
+        orders = [self._order(queue, now) for queue in queues]
+        running = self._running
+        if self._demand <= free_count:
+            # Everything fits: every job runs and each queue keeps its (new) order.
+            starting = [j for order in orders for j in order if not running[j]]
+            for q, order in enumerate(orders):
+                if order != queues[q]:
+                    self._requeue(q, order)
+            return [], starting
+        run: set[int] = set()
+        gpus = self._gpus
+        for order in orders:
+            for job in order:
+                if free_count >= gpus[job]:
+                    run.add(job)
+                    free_count -= gpus[job]
+        preempts = [j for j in self._runnable if running[j] and j not in run]
+        starting = [j for order in orders for j in order if j in run and not running[j]]
+        for q, order in enumerate(orders):
+            # Waiting jobs move behind the running ones (after this decision), in order.
+            order = [j for j in order if j in run] + [j for j in order if j not in run]
+            if order != queues[q]:
+                self._requeue(q, order)
+        return preempts, starting
+
+    def _requeue(self, q: int, order: list[int]) -> None:
+        self._queues[q] = dict.fromkeys(order)
+        place, k = self._place, self._places
+        for j in order:
+            place[j] = k
+            k += 1
+        self._places = k
+
+    def _append(self, job: int, q: int) -> None:
+        self._queues[q][job] = None
+        self._queue_of[job] = q
+        self._place[job] = self._places
+        self._places += 1
+
+    def _executed_now(self, job: int) -> int:
+        """Whole seconds the job has run, as of the last check."""
+        ran = self._clock - self._began[job] if self._running[job] else 0
+        return self._executed[job] + ran
+
+    def _start(self, job: int) -> None:
+        self._running[job] = True
+        self._waiting.discard(job)
+        self._began[job] = self._clock
+        self._watch(job)
+
+    def _stop(self, job: int) -> None:
+        self._executed[job] = self._executed_now(job)
+        self._running[job] = False
+        self._waiting.add(job)
+        self._stamp[job] += 1
+
+    def _watch(self, job: int) -> None:
+        # A running job below the last queue: when it is due for demotion, when it jumps.
+        self._stamp[job] += 1
+        q = self._queue_of[job]
+        if q == len(self._limits):
+            return
+        limit, g, stamp = self._limits[q], self._gpus[job], self._stamp[job]
+        base = self._began[job] - self._executed[job]
+        heapq.heappush(self._due, (base + -(-limit // g), self._arrived[job], job, stamp))
+        heap = self._jumps.get(g)
+        if heap is None:
+            heap = self._jumps[g] = []
+        heapq.heappush(heap, (limit + base, job, stamp))
 
     def _update(self, now: float) -> None:
-        last_queue = len(self._limits)
-        for job in self._runnable:
-            if self._running[job]:
-                # Whole seconds, truncated, as the reference counts them.
-                self._executed[job] += int(now - self._last_check[job])
-                q = self._queue_of[job]
-                if q < last_queue and self._executed[job] * self._gpus[job] >= self._limits[q]:
-                    self._queues[q].remove(job)
-                    self._queues[q + 1].append(job)
-                    self._queue_of[job] = q + 1
-            self._last_check[job] = now
+        # Whole seconds, truncated, as the reference counts them.
+        self._clock += int(now - self._last_now)
+        self._last_now = now
+        due, clock, stamp = self._due, self._clock, self._stamp
+        demoted = []
+        while due and due[0][0] <= clock:
+            _, _, job, s = heapq.heappop(due)
+            if s == stamp[job]:
+                demoted.append(job)
+        # One demotion per check, to the end of the next queue, in arrival order.
+        demoted.sort(key=self._arrived.__getitem__)
+        for job in demoted:
+            q = self._queue_of[job]
+            del self._queues[q][job]
+            self._append(job, q + 1)
+        for job in demoted:
+            self._watch(job)
 
     def _next_jump(self, now: float) -> float | None:
-        last_queue = len(self._limits)
-        jumps = [
-            now + (self._limits[self._queue_of[j]] - self._executed[j]) // self._gpus[j]
-            for j in self._runnable
-            if self._running[j] and self._queue_of[j] < last_queue
-        ]
-        if not jumps:
-            return None
-        wake = min(jumps)
-        return wake if wake > now else None
+        # The reference's earliest check, now + (limit - executed) // gpus over the running
+        # jobs below the last queue; within one width the smallest limit - executed wins.
+        clock, stamp = self._clock, self._stamp
+        wake = None
+        for g, heap in self._jumps.items():
+            while heap and heap[0][2] != stamp[heap[0][1]]:
+                heapq.heappop(heap)
+            if heap:
+                jump = now + (heap[0][0] - clock) // g
+                if wake is None or jump < wake:
+                    wake = jump
+        return wake if wake is not None and wake > now else None
 
     def _allocate(
         self, view: ClusterView, preempts: list[int], starting: list[int]
@@ -272,22 +372,27 @@ class TiresiasGittins(TiresiasDLAS):
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Learn the job's size when no sample was given."""
         if self.service_sample_s is None:
-            size = max(1, self._executed[job] * self._gpus[job])
+            size = max(1, self._executed_now(job) * self._gpus[job])
             if self._sample is None:
                 self._sample = _SizeSample([size], self.delta_s)
             else:
                 self._sample.add(size)
         super().on_completion(job, view)
 
-    def _order(self, queue: list[int], now: float) -> None:
+    _reorders = True
+
+    def _order(self, queue: list[int], now: float) -> list[int]:
         sample = self._sample
         if sample is None or len(queue) < 2:
-            return  # nothing learned yet (every index is equal), or nothing to order
-        executed, gpus, release = self._executed, self._gpus, self._release
-        attained = _whole_array([executed[j] * gpus[j] for j in queue])
+            return queue  # nothing learned yet (every index is equal), or nothing to order
+        executed, began, running = self._executed, self._began, self._running
+        gpus, release, clock = self._gpus, self._release, self._clock
+        attained = _whole_array(
+            [(executed[j] + (clock - began[j] if running[j] else 0)) * gpus[j] for j in queue]
+        )
         # Higher index first, then the earlier release, then queue order (a stable sort).
         rank = np.lexsort((np.array([release[j] for j in queue]), -sample.indices(attained)))
-        queue[:] = [queue[k] for k in rank.tolist()]
+        return [queue[k] for k in rank.tolist()]
 
 
 def _whole_rule(**fields: Any) -> CoreRule | None:
