@@ -378,7 +378,7 @@ def gittins_index(
     meta: Any,
     attained: int,
 ) -> float:
-    """The Gittins index of ``attained`` GPU-seconds, as ``_SizeSample.indices`` computes
+    """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes
     it (:mod:`asrpt_opt.policies.tiresias`), from a non-empty sample (its arrays, passed one
     by one: unpacking the tuple at every call would count references to each array)."""
     num, delta = meta[1], meta[2]

@@ -143,9 +143,9 @@ def _reference_index(sample: list[int], delta: int, attained: int) -> float:
 def test_gittins_indices_equal_the_reference_table_as_sizes_are_learned(
     first, added, attained, delta
 ):
-    from asrpt_opt.policies.tiresias import _SizeSample
+    from asrpt_opt.policies._gittins_sample import SizeSample
 
-    sample = _SizeSample(first, delta)
+    sample = SizeSample(first, delta)
     sizes = list(first)
     for size in [None, *added]:
         if size is not None:
@@ -158,10 +158,10 @@ def test_gittins_indices_equal_the_reference_table_as_sizes_are_learned(
 def test_gittins_indices_past_64_bit_sizes_equal_the_reference():
     # Sizes whose sum passes 64-bit integers (a 10**8-GPU job run for 10**11 s) switch the
     # sample to Python's integers instead of wrapping.
-    from asrpt_opt.policies.tiresias import _SizeSample
+    from asrpt_opt.policies._gittins_sample import SizeSample
 
     sizes = [5, 3_000, 2**62, 10**19]
-    sample = _SizeSample(sizes[:2], 3250)
+    sample = SizeSample(sizes[:2], 3250)
     for size in sizes[2:]:
         sample.add(size)
     attained = [0, 4, 2_999, 3_000, 2**62 - 1, 2**62, 10**19 - 1, 10**19, 10**20]
@@ -172,9 +172,9 @@ def test_gittins_indices_past_64_bit_sizes_equal_the_reference():
 
 
 def test_gittins_indices_with_a_quantum_past_64_bits_equal_the_reference():
-    from asrpt_opt.policies.tiresias import _SizeSample
+    from asrpt_opt.policies._gittins_sample import SizeSample
 
     sizes, delta = [7, 90, 90, 4_000], 10**30
     attained = [0, 7, 89, 90, 3_999, 4_000]
-    got = _SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64)).tolist()
+    got = SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64)).tolist()
     assert got == [_reference_index(sizes, delta, a) for a in attained]

@@ -239,13 +239,13 @@ def test_compiled_gittins_learns_past_one_block_of_sizes():
     delta=st.integers(1, 10**5),
 )
 def test_core_gittins_index_equals_the_policys(sizes, attained, delta):
-    from asrpt_opt.policies.tiresias import _SizeSample
+    from asrpt_opt.policies._gittins_sample import SizeSample
     from asrpt_opt.sim._tiresias_core import gittins_index, new_sample, sample_add
 
     sample = new_sample(len(sizes), delta)
     for size in sizes:
         sample_add(sample, size)
-    expected = _SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64))
+    expected = SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64))
     assert [gittins_index(*sample, a) for a in attained] == expected.tolist()
 
 
