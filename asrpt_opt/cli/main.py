@@ -14,6 +14,7 @@ toolkit made.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -132,6 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         error (a bug).
     """
     if argv is None:
+        # This process owns the interpreter: the cycle collector runs every 50,000 new
+        # objects instead of 700. A command builds hundreds of thousands of long-lived,
+        # acyclic objects (jobs, segments, records), which the default threshold traverses
+        # again and again (70 ms of a 1 s, 20,000-job simulation); cycles are still freed.
+        gc.set_threshold(50_000, 10, 10)
         code = main(sys.argv[1:])
         if code == EXIT_INTERRUPTED:
             # Interrupted, with everything finished already saved and said: leave now. A
