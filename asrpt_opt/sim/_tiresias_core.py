@@ -28,7 +28,17 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["arrive", "decide", "leave", "new_sample", "new_state", "sample_add"]
+__all__ = [
+    "arrive",
+    "decide",
+    "gittins_index",
+    "job_index",
+    "learn_size",
+    "leave",
+    "new_sample",
+    "new_state",
+    "sample_add",
+]
 
 _BLOCK = 256  # sizes per sample block at most; a full block splits into two halves
 #: Attained GPU-seconds and sums of sizes stay below this: Python's integers are unbounded,
@@ -42,8 +52,9 @@ _SAFE_FLOAT = float(_SAFE)
 def new_state(n: int, limits: Any, release: Any) -> Any:
     """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, runnable jobs,
     counts, queue of each job, executed whole seconds, last check, running flags, whole
-    releases, marks)``. ``counts`` holds the number of runnable jobs and 1 once the run
-    needs integers past the core's (:data:`_SAFE`)."""
+    releases, marks, learned sizes, cached brackets, cached indices)``. ``counts`` holds the
+    number of runnable jobs and 1 once the run needs integers past the core's
+    (:data:`_SAFE`); the last three are :func:`job_index`'s."""
     n_queues = limits.shape[0] + 1
     queues = np.empty((n_queues, max(n, 1)), np.int64)
     whole_release = np.empty(n, np.int64)
@@ -61,13 +72,16 @@ def new_state(n: int, limits: Any, release: Any) -> Any:
         np.zeros(n, np.bool_),
         whole_release,
         np.zeros(n, np.bool_),
+        np.zeros((3, n + 1), np.int64),
+        np.full((6, n), -1, np.int64),
+        np.zeros(n),
     )
 
 
 @njit(cache=True)
 def arrive(state: Any, j: int, now: float) -> None:
     """``on_arrival``: the job joins the runnable jobs and the end of queue 0."""
-    _, queues, qlen, runnable, counts, _, _, last_check, _, _, _ = state
+    _, queues, qlen, runnable, counts, _, _, last_check, _, _, _, _, _, _ = state
     runnable[counts[0]] = j
     counts[0] += 1
     queues[0, qlen[0]] = j
@@ -78,19 +92,31 @@ def arrive(state: Any, j: int, now: float) -> None:
 @njit(cache=True)
 def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     """``on_completion``: learn the job's size (when learning online) and forget the job."""
-    _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _ = state
+    _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _, log, _, _ = state
     if learn:
         size = max(1, executed[j] * gpus[j])
         if _total(sample) >= _SAFE - size:
             counts[1] = 1  # the sum of the sizes would pass 64-bit integers
         else:
-            sample_add(sample, size)
+            learn_size(sample, log, size)
     _remove(runnable, counts[0], j)
     counts[0] -= 1
     q = queue_of[j]
     _remove(queues[q], qlen[q], j)
     qlen[q] -= 1
     running[j] = False
+
+
+@njit(cache=True)
+def learn_size(sample: Any, log: Any, size: int) -> None:
+    """Add a learned size to the sample and to ``log``, the sizes learned with the count, sum
+    and largest size after each, by which a cached index follows the sample
+    (:func:`job_index`)."""
+    v = _count(sample)
+    sample_add(sample, size)
+    log[0, v] = size
+    log[1, v] = _total(sample)
+    log[2, v] = max(size, log[2, v - 1]) if v else size
 
 
 @njit(cache=True)
@@ -117,8 +143,8 @@ def decide(
     """``TiresiasDLAS.decide`` up to the allocation: returns ``(starts, preemptions, wake)``
     with the jobs to start (in queue order) in ``starts`` and those to preempt (in arrival
     order) in ``preempts``; ``wake`` is NaN for none."""
-    limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, rel, mark = (
-        state
+    limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, _, mark = (
+        state[:11]
     )
     if counts[1]:
         return 0, 0, np.nan
@@ -147,7 +173,7 @@ def decide(
     free_count = total_gpus
     for q in range(n_queues):
         if gittins and _count(sample) > 0 and qlen[q] >= 2:
-            _gittins_order(queues[q], qlen[q], sample, executed, gpus, rel)
+            _gittins_order(queues[q], qlen[q], sample, state, gpus)
         for k in range(qlen[q]):
             j = queues[q, k]
             if free_count >= gpus[j]:
@@ -204,33 +230,155 @@ def decide(
 
 
 @njit(cache=True)
-def _gittins_order(
-    queue: Any, m: int, sample: Any, executed: Any, gpus: Any, release: Any
-) -> None:
+def _gittins_order(queue: Any, m: int, sample: Any, state: Any, gpus: Any) -> None:
     # TiresiasGittins._order: higher index first, then the earlier release, then queue
-    # order.
-    values, prefix, length, order, before_n, before_s, meta = sample
+    # order: a stable sort on (-index, release).
+    executed, release, log, brackets, cached = state[6], state[9], state[11], state[12], state[13]
     index = np.empty(m)
     whole = np.empty(m, np.int64)
     for k in range(m):
         j = queue[k]
-        attained = executed[j] * gpus[j]
-        index[k] = gittins_index(values, prefix, length, order, before_n, before_s, meta, attained)
+        index[k] = job_index(j, executed[j] * gpus[j], sample, log, brackets, cached)
         whole[k] = release[j]
-    # Indices rarely tie: sort by index alone, then put each run of equal indices in
-    # (release, queue order).
-    rank = np.argsort(-index)
-    i = 0
-    while i < m:
-        k = i + 1
-        while k < m and index[rank[k]] == index[rank[i]]:
-            k += 1
-        if k - i > 1:
-            run = np.sort(rank[i:k])  # queue order
-            rank[i:k] = run[np.argsort(whole[run], kind="mergesort")]
-        i = k
+    # Between two decisions few indices change, so the queue is nearly in order: insertion
+    # sort, O(m + moves), unless it moves too much.
+    rank = np.arange(m)
+    budget = 8 * m + 64
+    moved = 0
+    for i in range(1, m):
+        r = rank[i]
+        k = i
+        while k > 0 and (
+            index[r] > index[rank[k - 1]]
+            or (index[r] == index[rank[k - 1]] and whole[r] < whole[rank[k - 1]])
+        ):
+            rank[k] = rank[k - 1]
+            k -= 1
+        rank[k] = r
+        moved += i - k
+        if moved > budget:
+            break
+    if moved == 0:
+        return
+    if moved > budget:
+        # Indices rarely tie: sort by index alone, then put each run of equal indices in
+        # (release, queue order).
+        rank = np.argsort(-index)
+        i = 0
+        while i < m:
+            k = i + 1
+            while k < m and index[rank[k]] == index[rank[i]]:
+                k += 1
+            if k - i > 1:
+                run = np.sort(rank[i:k])  # queue order
+                rank[i:k] = run[np.argsort(whole[run], kind="mergesort")]
+            i = k
     ordered = queue[:m][rank]
     queue[:m] = ordered
+
+
+_LAG = 16  # learned sizes a cached index follows one by one; past that, two rank queries
+
+
+@njit(cache=True)
+def job_index(j: int, attained: int, sample: Any, log: Any, brackets: Any, cached: Any) -> float:
+    """:func:`gittins_index` of job ``j``'s ``attained`` GPU-seconds (which never decrease
+    from one call to the next), from what the job's previous index left in ``brackets`` and
+    ``cached``.
+
+    The index depends on the attained service only through its bracket between two sizes of
+    the sample, and on the sample through five whole numbers: the sizes at most the attained
+    service and their sum, the first size above it, the sizes up to that size - 1 + delta
+    and their sum. While the service stays in its bracket, those follow each size learned
+    since (``log``, :func:`learn_size`) in O(1), where a fresh index costs two rank queries.
+    """
+    values, prefix, length, order, before_n, before_s, meta = sample
+    num, delta = meta[1], meta[2]
+    ver = brackets[0, j]
+    above = brackets[3, j]
+    if ver >= 0 and (above < 0 or attained < above) and num - ver <= _LAG:
+        if ver == num:
+            return cached[j]
+        lo, below_lo, hi, below_hi = brackets[1, j], brackets[2, j], brackets[4, j], brackets[5, j]
+        fresh = False
+        for v in range(ver, num):
+            size, total, last = log[0, v], log[1, v], log[2, v]
+            if size <= attained:
+                lo += 1
+                below_lo += size
+            elif above < 0 or size < above:
+                above = size
+                nxt = above - 1 + delta
+                if nxt > last - 1:
+                    hi = v
+                    below_hi = total - last
+                    continue
+                fresh = True  # the new bracket's end needs a rank query
+                break
+            if above < 0:
+                continue  # past every size: index 0
+            nxt = above - 1 + delta
+            if nxt > last - 1:
+                hi = v
+                below_hi = total - last
+            elif nxt > log[2, v - 1] - 1:
+                hi = v  # every earlier size, not this one
+                below_hi = log[1, v - 1]
+            elif size <= nxt:
+                hi += 1
+                below_hi += size
+        if not fresh:
+            return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
+    lo, below_lo, above = _rank_sum(
+        values, prefix, length, order, before_n, before_s, meta, attained
+    )
+    hi = below_hi = 0
+    if lo < num:
+        b = order[meta[0] - 1]
+        last = values[b, length[b] - 1]
+        nxt = above - 1 + delta
+        if nxt > last - 1:
+            hi = num - 1
+            below_hi = before_s[meta[0]] - last
+        else:
+            hi, below_hi, _ = _rank_sum(
+                values, prefix, length, order, before_n, before_s, meta, nxt
+            )
+    return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
+
+
+@njit(cache=True, inline="always")
+def _remember(
+    j: int,
+    num: int,
+    lo: int,
+    below_lo: int,
+    above: int,
+    hi: int,
+    below_hi: int,
+    delta: int,
+    brackets: Any,
+    cached: Any,
+) -> float:
+    brackets[0, j] = num
+    brackets[1, j] = lo
+    brackets[2, j] = below_lo
+    brackets[3, j] = above
+    brackets[4, j] = hi
+    brackets[5, j] = below_hi
+    index = _index_of(num, lo, below_lo, hi, below_hi, delta)
+    cached[j] = index
+    return index
+
+
+@njit(cache=True, inline="always")
+def _index_of(num: int, lo: int, below_lo: int, hi: int, below_hi: int, delta: int) -> float:
+    # The reference's arithmetic, rounded as Python 2 rounds; 0 past the largest size.
+    if lo == num:
+        return 0.0
+    p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
+    e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
+    return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0
 
 
 # --------------------------------------------------------------------------- size sample
@@ -379,7 +527,7 @@ def gittins_index(
     attained: int,
 ) -> float:
     """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes
-    it (:mod:`asrpt_opt.policies.tiresias`), from a non-empty sample (its arrays, passed one
+    it (:mod:`asrpt_opt.policies._gittins_sample`), from a non-empty sample (its arrays, passed one
     by one: unpacking the tuple at every call would count references to each array)."""
     num, delta = meta[1], meta[2]
     lo, below_lo, above = _rank_sum(
@@ -395,6 +543,4 @@ def gittins_index(
         below_hi = before_s[meta[0]] - last
     else:
         hi, below_hi, _ = _rank_sum(values, prefix, length, order, before_n, before_s, meta, nxt)
-    p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
-    e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
-    return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0
+    return _index_of(num, lo, below_lo, hi, below_hi, delta)
