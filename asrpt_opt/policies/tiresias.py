@@ -144,7 +144,7 @@ class TiresiasDLAS:
         """Update attained service, demote, and reschedule from the top queue down."""
         now = view.now_s
         self._update(now)
-        if self._demand <= view.total_gpus and not self._reorders:
+        if self._demand <= view.total_gpus and type(self)._order is TiresiasDLAS._order:
             # Every runnable job fits, so the walk runs them all: the waiting ones start, in
             # queue order, and no queue changes order.
             preempts: list[int] = []
@@ -166,11 +166,13 @@ class TiresiasDLAS:
         )
 
     # ----------------------------------------------------------------- internals
-    #: Whether :meth:`_order` may reorder a queue (then every decision walks the queues).
-    _reorders = False
-
     def _order(self, queue: list[int], now: float) -> list[int]:
-        """Order of a queue before it is scheduled (the reference keeps it as it is)."""
+        """Order of a queue before it is scheduled (the reference keeps it as it is).
+
+        A subclass that orders its queues (:class:`TiresiasGittins`) has every decision walk
+        them, even when every runnable job fits: the order decides the starts' placements
+        and persists.
+        """
         return queue
 
     def _walk(self, free_count: int, now: float) -> tuple[list[int], list[int]]:
@@ -375,8 +377,6 @@ class TiresiasGittins(TiresiasDLAS):
             else:
                 self._sample.add(size)
         super().on_completion(job, view)
-
-    _reorders = True
 
     def _order(self, queue: list[int], now: float) -> list[int]:
         sample = self._sample

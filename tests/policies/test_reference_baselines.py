@@ -84,6 +84,27 @@ def test_tiresias_checks_demotion_at_its_own_early_jump_times():
     assert [r.completion_s for r in paper.schedule.runs] == [2100.0, 506.25]
 
 
+def test_a_subclass_that_orders_its_queues_is_followed_when_every_job_fits():
+    # Two 1-GPU jobs at once on two 1-GPU servers: both fit, and they start in queue order,
+    # the first on server 0. A subclass that reverses its queues must see its order used
+    # (the all-fit shortcut is for the reference's arrival order only).
+    from asrpt_opt.policies import TiresiasDLAS
+
+    class Reversed(TiresiasDLAS):
+        def _order(self, queue, now):
+            return queue[::-1]
+
+    jobs = (
+        Job(id="a", release_s=0, gpus=1, duration_s=10),
+        Job(id="b", release_s=0, gpus=1, duration_s=20),
+    )
+    inst = Instance(name="two", cluster=Cluster(servers=(1, 1)), jobs=jobs)
+    plain = simulate(inst, TiresiasDLAS()).schedule.runs
+    reverse = simulate(inst, Reversed()).schedule.runs
+    assert [r.segments[0].allocation for r in plain] == [((0, 1),), ((1, 1),)]
+    assert [r.segments[0].allocation for r in reverse] == [((1, 1),), ((0, 1),)]
+
+
 def test_tiresias_gittins_orders_a_queue_by_the_index_of_attained_service():
     # Sample 100, 1000, 5000 s, quantum 100 s. Index of attained service a: the share of the
     # jobs still running at a that finish within a + 100, over their mean service up to then
