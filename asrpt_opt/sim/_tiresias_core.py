@@ -240,41 +240,58 @@ def _gittins_order(queue: Any, m: int, sample: Any, state: Any, gpus: Any) -> No
         j = queue[k]
         index[k] = job_index(j, executed[j] * gpus[j], sample, log, brackets, cached)
         whole[k] = release[j]
-    # Between two decisions few indices change, so the queue is nearly in order: insertion
-    # sort, O(m + moves), unless it moves too much.
+    # The queue is a few sorted runs: the previous decision sorted it, then moved its waiting
+    # jobs behind its running ones (two runs, if no index changed). A natural merge sort
+    # costs O(m log runs) and is stable.
     rank = np.arange(m)
-    budget = 8 * m + 64
-    moved = 0
+    bounds = np.empty(m + 1, np.int64)
+    n_runs = 0
+    bounds[0] = 0
     for i in range(1, m):
-        r = rank[i]
-        k = i
-        while k > 0 and (
-            index[r] > index[rank[k - 1]]
-            or (index[r] == index[rank[k - 1]] and whole[r] < whole[rank[k - 1]])
-        ):
-            rank[k] = rank[k - 1]
-            k -= 1
-        rank[k] = r
-        moved += i - k
-        if moved > budget:
-            break
-    if moved == 0:
-        return
-    if moved > budget:
-        # Indices rarely tie: sort by index alone, then put each run of equal indices in
-        # (release, queue order).
-        rank = np.argsort(-index)
-        i = 0
-        while i < m:
-            k = i + 1
-            while k < m and index[rank[k]] == index[rank[i]]:
-                k += 1
-            if k - i > 1:
-                run = np.sort(rank[i:k])  # queue order
-                rank[i:k] = run[np.argsort(whole[run], kind="mergesort")]
-            i = k
+        if _before(rank[i], rank[i - 1], index, whole):
+            n_runs += 1
+            bounds[n_runs] = i
+    if n_runs == 0:
+        return  # already in order
+    n_runs += 1
+    bounds[n_runs] = m
+    spare = np.empty(m, np.int64)
+    while n_runs > 1:
+        merged = 0
+        for r in range(0, n_runs - 1, 2):
+            lo, mid, hi = bounds[r], bounds[r + 1], bounds[r + 2]
+            i, k, out = lo, mid, lo
+            while i < mid and k < hi:
+                # Ties go to the left run: stable.
+                if _before(rank[k], rank[i], index, whole):
+                    spare[out] = rank[k]
+                    k += 1
+                else:
+                    spare[out] = rank[i]
+                    i += 1
+                out += 1
+            spare[out : out + mid - i] = rank[i:mid]
+            out += mid - i
+            spare[out : out + hi - k] = rank[k:hi]
+            bounds[merged] = lo
+            merged += 1
+        if n_runs % 2:
+            lo = bounds[n_runs - 1]
+            spare[lo:m] = rank[lo:m]
+            bounds[merged] = lo
+            merged += 1
+        bounds[merged] = m
+        n_runs = merged
+        rank, spare = spare, rank
     ordered = queue[:m][rank]
     queue[:m] = ordered
+
+
+@njit(cache=True, inline="always")
+def _before(a: int, b: int, index: Any, whole: Any) -> bool:
+    # Position a goes strictly before position b: a higher index, or the same and an
+    # earlier release.
+    return index[a] > index[b] or (index[a] == index[b] and whole[a] < whole[b])
 
 
 _LAG = 16  # learned sizes a cached index follows one by one; past that, two rank queries
