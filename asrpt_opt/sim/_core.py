@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from asrpt_opt.sim import _size_sample as size_sample
 from asrpt_opt.sim import _tiresias_core as tiresias
 
 __all__ = ["RULES", "run_core"]
@@ -334,11 +335,11 @@ def run_core(
     in_tiresias = rule in (_TIRESIAS, _GITTINS)
     t_state = tiresias.new_state(n if in_tiresias else 0, limits, release)
     learn = rule == _GITTINS and sample_sizes.shape[0] == 0
-    sample = tiresias.new_sample(
+    sample = size_sample.new_sample(
         n + sample_sizes.shape[0] if rule == _GITTINS else 0, max(delta, 1)
     )
     for size in sample_sizes:
-        tiresias.sample_add(sample, size)
+        size_sample.sample_add(sample, size)
 
     # Scratch of one decision.
     d_free = np.empty(n_servers, np.int64)

@@ -6,10 +6,8 @@ whole attained seconds, the same walks, orders and queue jumps, step for step.
 :func:`asrpt_opt.sim._core.run_core` calls :func:`arrive`, :func:`leave` and :func:`decide`
 where the Python loop calls the policy's ``on_arrival``, ``on_completion`` and ``decide``.
 
-The job-size sample behind the Gittins index is kept in sorted blocks with in-block and
-per-block prefix sums: a size learned at a completion costs O(sqrt n) and an index O(log n),
-where the Python policy's sorted array costs O(n) per completion (numpy) and the reference
-rebuilds its whole table.
+The job-size sample behind the Gittins index and the cached index of each job are
+:mod:`asrpt_opt.sim._size_sample`'s.
 
 Numba caches :func:`~asrpt_opt.sim._core.run_core` with these functions compiled in, and
 its cache follows ``_core.py`` only: after editing this module, clear the ``.nbi``/``.nbc``
@@ -28,19 +26,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = [
-    "arrive",
-    "decide",
-    "gittins_index",
-    "job_index",
-    "learn_size",
-    "leave",
-    "new_sample",
-    "new_state",
-    "sample_add",
-]
+from asrpt_opt.sim._size_sample import job_index, learn_size, sample_count, sample_total
 
-_BLOCK = 256  # sizes per sample block at most; a full block splits into two halves
+__all__ = ["arrive", "decide", "leave", "new_state"]
+
 #: Attained GPU-seconds and sums of sizes stay below this: Python's integers are unbounded,
 #: the core's are 64-bit, and a run that would pass it stops (OVERFLOW) instead of wrapping.
 _SAFE = 1 << 62
@@ -95,7 +84,7 @@ def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _, log, _, _ = state
     if learn:
         size = max(1, executed[j] * gpus[j])
-        if _total(sample) >= _SAFE - size:
+        if sample_total(sample) >= _SAFE - size:
             counts[1] = 1  # the sum of the sizes would pass 64-bit integers
         else:
             learn_size(sample, log, size)
@@ -105,18 +94,6 @@ def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     _remove(queues[q], qlen[q], j)
     qlen[q] -= 1
     running[j] = False
-
-
-@njit(cache=True)
-def learn_size(sample: Any, log: Any, size: int) -> None:
-    """Add a learned size to the sample and to ``log``, the sizes learned with the count, sum
-    and largest size after each, by which a cached index follows the sample
-    (:func:`job_index`)."""
-    v = _count(sample)
-    sample_add(sample, size)
-    log[0, v] = size
-    log[1, v] = _total(sample)
-    log[2, v] = max(size, log[2, v - 1]) if v else size
 
 
 @njit(cache=True)
@@ -172,7 +149,7 @@ def decide(
     # Walk the queues from the top, each in its order, running every job that fits.
     free_count = total_gpus
     for q in range(n_queues):
-        if gittins and _count(sample) > 0 and qlen[q] >= 2:
+        if gittins and sample_count(sample) > 0 and qlen[q] >= 2:
             _gittins_order(queues[q], qlen[q], sample, state, gpus)
         for k in range(qlen[q]):
             j = queues[q, k]
@@ -292,272 +269,3 @@ def _before(a: int, b: int, index: Any, whole: Any) -> bool:
     # Position a goes strictly before position b: a higher index, or the same and an
     # earlier release.
     return index[a] > index[b] or (index[a] == index[b] and whole[a] < whole[b])
-
-
-_LAG = 16  # learned sizes a cached index follows one by one; past that, two rank queries
-
-
-@njit(cache=True)
-def job_index(j: int, attained: int, sample: Any, log: Any, brackets: Any, cached: Any) -> float:
-    """:func:`gittins_index` of job ``j``'s ``attained`` GPU-seconds (which never decrease
-    from one call to the next), from what the job's previous index left in ``brackets`` and
-    ``cached``.
-
-    The index depends on the attained service only through its bracket between two sizes of
-    the sample, and on the sample through five whole numbers: the sizes at most the attained
-    service and their sum, the first size above it, the sizes up to that size - 1 + delta
-    and their sum. While the service stays in its bracket, those follow each size learned
-    since (``log``, :func:`learn_size`) in O(1), where a fresh index costs two rank queries.
-    """
-    values, prefix, length, order, before_n, before_s, meta = sample
-    num, delta = meta[1], meta[2]
-    ver = brackets[0, j]
-    above = brackets[3, j]
-    if ver >= 0 and (above < 0 or attained < above) and num - ver <= _LAG:
-        if ver == num:
-            return cached[j]
-        lo, below_lo, hi, below_hi = brackets[1, j], brackets[2, j], brackets[4, j], brackets[5, j]
-        fresh = False
-        for v in range(ver, num):
-            size, total, last = log[0, v], log[1, v], log[2, v]
-            if size <= attained:
-                lo += 1
-                below_lo += size
-            elif above < 0 or size < above:
-                above = size
-                nxt = above - 1 + delta
-                if nxt > last - 1:
-                    hi = v
-                    below_hi = total - last
-                    continue
-                fresh = True  # the new bracket's end needs a rank query
-                break
-            if above < 0:
-                continue  # past every size: index 0
-            nxt = above - 1 + delta
-            if nxt > last - 1:
-                hi = v
-                below_hi = total - last
-            elif nxt > log[2, v - 1] - 1:
-                hi = v  # every earlier size, not this one
-                below_hi = log[1, v - 1]
-            elif size <= nxt:
-                hi += 1
-                below_hi += size
-        if not fresh:
-            return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
-    lo, below_lo, above = _rank_sum(
-        values, prefix, length, order, before_n, before_s, meta, attained
-    )
-    hi = below_hi = 0
-    if lo < num:
-        b = order[meta[0] - 1]
-        last = values[b, length[b] - 1]
-        nxt = above - 1 + delta
-        if nxt > last - 1:
-            hi = num - 1
-            below_hi = before_s[meta[0]] - last
-        else:
-            hi, below_hi, _ = _rank_sum(
-                values, prefix, length, order, before_n, before_s, meta, nxt
-            )
-    return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
-
-
-@njit(cache=True, inline="always")
-def _remember(
-    j: int,
-    num: int,
-    lo: int,
-    below_lo: int,
-    above: int,
-    hi: int,
-    below_hi: int,
-    delta: int,
-    brackets: Any,
-    cached: Any,
-) -> float:
-    brackets[0, j] = num
-    brackets[1, j] = lo
-    brackets[2, j] = below_lo
-    brackets[3, j] = above
-    brackets[4, j] = hi
-    brackets[5, j] = below_hi
-    index = _index_of(num, lo, below_lo, hi, below_hi, delta)
-    cached[j] = index
-    return index
-
-
-@njit(cache=True, inline="always")
-def _index_of(num: int, lo: int, below_lo: int, hi: int, below_hi: int, delta: int) -> float:
-    # The reference's arithmetic, rounded as Python 2 rounds; 0 past the largest size.
-    if lo == num:
-        return 0.0
-    p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
-    e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
-    return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0
-
-
-# --------------------------------------------------------------------------- size sample
-@njit(cache=True)
-def new_sample(capacity: int, delta: int) -> Any:
-    """An empty sample for up to ``capacity`` sizes: ``(values, in-block prefix sums, block
-    lengths, blocks in order, counts before each block, sums before each block, [blocks,
-    sizes, delta])``."""
-    # Blocks split only when full, into halves: all but the first hold half a block or more.
-    n_blocks = capacity // (_BLOCK // 2) + 2
-    meta = np.zeros(3, np.int64)
-    meta[2] = delta
-    return (
-        np.empty((n_blocks, _BLOCK), np.int64),
-        np.zeros((n_blocks, _BLOCK + 1), np.int64),
-        np.zeros(n_blocks, np.int64),
-        np.empty(n_blocks, np.int64),
-        np.zeros(n_blocks + 1, np.int64),
-        np.zeros(n_blocks + 1, np.int64),
-        meta,
-    )
-
-
-@njit(cache=True, inline="always")
-def _count(sample: Any) -> int:
-    # Sizes in the sample.
-    return sample[6][1]
-
-
-@njit(cache=True, inline="always")
-def _total(sample: Any) -> int:
-    # Their sum: the sum before the block past the last.
-    return sample[5][sample[6][0]]
-
-
-@njit(cache=True, inline="always")
-def _block_above(values: Any, length: Any, order: Any, n_blocks: int, x: int) -> int:
-    # The first block (position in order) whose largest size is above x; the number of
-    # blocks when none is.
-    lo, hi = 0, n_blocks
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        b = order[mid]
-        if values[b, length[b] - 1] > x:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _in_block(values: Any, b: int, size: int, x: int) -> int:
-    # Sizes of block b at most x (bisect_right), without branches to mispredict.
-    if size == 0 or values[b, 0] > x:
-        return 0
-    base = 0
-    while size > 1:
-        half = size >> 1
-        base = base + half if values[b, base + half] <= x else base
-        size -= half
-    return base + 1
-
-
-@njit(cache=True)
-def sample_add(sample: Any, size: int) -> None:
-    """Insert a size: O(block) in its block, O(blocks) for the sums before each block."""
-    values, prefix, length, order, _, _, meta = sample
-    if meta[0] == 0:
-        values[0, 0] = size
-        prefix[0, 1] = size
-        length[0] = 1
-        order[0] = 0
-        meta[0] = 1
-        meta[1] = 1
-        _sums_from(sample, 0)
-        return
-    k = min(_block_above(values, length, order, meta[0], size), meta[0] - 1)
-    b = order[k]
-    m = length[b]
-    pos = _in_block(values, b, m, size)
-    for i in range(m, pos, -1):
-        values[b, i] = values[b, i - 1]
-    values[b, pos] = size
-    m += 1
-    length[b] = m
-    for i in range(pos, m):
-        prefix[b, i + 1] = prefix[b, i] + values[b, i]
-    meta[1] += 1
-    if m == _BLOCK:
-        # Split: the upper half becomes a new block, right after this one.
-        new = meta[0]
-        half = m // 2
-        for i in range(half, m):
-            values[new, i - half] = values[b, i]
-        length[new] = m - half
-        length[b] = half
-        prefix[new, 0] = 0
-        for i in range(m - half):
-            prefix[new, i + 1] = prefix[new, i] + values[new, i]
-        for i in range(meta[0], k + 1, -1):
-            order[i] = order[i - 1]
-        order[k + 1] = new
-        meta[0] += 1
-    _sums_from(sample, k)
-
-
-@njit(cache=True)
-def _sums_from(sample: Any, k: int) -> None:
-    # Counts and sums before each block, from the block at position k on.
-    _, prefix, length, order, before_n, before_s, meta = sample
-    for i in range(k, meta[0]):
-        b = order[i]
-        before_n[i + 1] = before_n[i] + length[b]
-        before_s[i + 1] = before_s[i] + prefix[b, length[b]]
-
-
-@njit(cache=True, inline="always")
-def _rank_sum(
-    values: Any,
-    prefix: Any,
-    length: Any,
-    order: Any,
-    before_n: Any,
-    before_s: Any,
-    meta: Any,
-    x: int,
-) -> Any:
-    # (sizes at most x, their sum, the first size above x or -1).
-    k = _block_above(values, length, order, meta[0], x)
-    if k == meta[0]:
-        return meta[1], before_s[k], -1
-    b = order[k]
-    pos = _in_block(values, b, length[b], x)
-    return before_n[k] + pos, before_s[k] + prefix[b, pos], values[b, pos]
-
-
-@njit(cache=True, inline="always")
-def gittins_index(
-    values: Any,
-    prefix: Any,
-    length: Any,
-    order: Any,
-    before_n: Any,
-    before_s: Any,
-    meta: Any,
-    attained: int,
-) -> float:
-    """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes
-    it (:mod:`asrpt_opt.policies._gittins_sample`), from a non-empty sample (its arrays, passed one
-    by one: unpacking the tuple at every call would count references to each array)."""
-    num, delta = meta[1], meta[2]
-    lo, below_lo, above = _rank_sum(
-        values, prefix, length, order, before_n, before_s, meta, attained
-    )
-    if lo == num:
-        return 0.0
-    b = order[meta[0] - 1]
-    last = values[b, length[b] - 1]
-    nxt = above - 1 + delta
-    if nxt > last - 1:
-        hi = num - 1
-        below_hi = before_s[meta[0]] - last
-    else:
-        hi, below_hi, _ = _rank_sum(values, prefix, length, order, before_n, before_s, meta, nxt)
-    return _index_of(num, lo, below_lo, hi, below_hi, delta)

@@ -269,7 +269,7 @@ def test_compiled_gittins_learns_past_one_block_of_sizes():
 )
 def test_core_gittins_index_equals_the_policys(sizes, attained, delta):
     from asrpt_opt.policies._gittins_sample import SizeSample
-    from asrpt_opt.sim._tiresias_core import gittins_index, new_sample, sample_add
+    from asrpt_opt.sim._size_sample import gittins_index, new_sample, sample_add
 
     sample = new_sample(len(sizes), delta)
     for size in sizes:
@@ -295,13 +295,8 @@ def test_core_cached_index_follows_learned_sizes(sizes, steps, delta, ascending)
     # index each gets from its cache (brackets moved size by size, or recomputed past a lag
     # or out of its bracket) must be the fresh one. Ascending sizes make each new size the
     # largest, which moves the end of a bracket's window.
-    from asrpt_opt.sim._tiresias_core import (
-        gittins_index,
-        job_index,
-        learn_size,
-        new_sample,
-        new_state,
-    )
+    from asrpt_opt.sim._size_sample import gittins_index, job_index, learn_size, new_sample
+    from asrpt_opt.sim._tiresias_core import new_state
 
     n = max(len(sizes), 3)  # the log holds one size per job at most, as in a run
     state = new_state(n, np.zeros(0, np.int64), np.zeros(n))
