@@ -57,6 +57,9 @@ class TiresiasDLAS:
 
     Attained service is counted in whole seconds, truncated at each event, as the reference
     does; on integer releases and durations (the reference's input) the schedules agree.
+    The reference updates and re-walks every runnable job at every decision; here one clock
+    counts the running jobs' seconds, heaps hold the due demotions and queue jumps, and the
+    walk is skipped when every runnable job fits, with the same schedules.
 
     Parameters
     ----------
