@@ -105,6 +105,38 @@ def test_a_subclass_that_orders_its_queues_is_followed_when_every_job_fits():
     assert [r.segments[0].allocation for r in reverse] == [((1, 1),), ((0, 1),)]
 
 
+def test_gittins_keeps_its_queues_in_index_order_when_every_job_fits():
+    # When every runnable job fits, no queue moves its waiting jobs behind the running ones,
+    # so after each such decision every queue must be in the order the decision sorted it:
+    # (higher index, earlier release). That order persists and breaks later ties.
+    from asrpt_opt.policies import TiresiasGittins
+    from asrpt_opt.policies._gittins_sample import whole_array
+    from asrpt_opt.traces.synthetic import philly_like
+
+    class Spy(TiresiasGittins):
+        checked = 0
+        reordered = 0
+
+        def decide(self, view):
+            decision = super().decide(view)
+            if self._demand <= view.total_gpus and self._sample is not None:
+                for queue in self._queues:
+                    jobs = list(queue)
+                    attained = whole_array([self._executed_now(j) * self._gpus[j] for j in jobs])
+                    index = self._sample.indices(attained).tolist()
+                    keys = [(-x, self._release[j]) for x, j in zip(index, jobs, strict=True)]
+                    assert keys == sorted(keys)
+                    self.checked += 1
+                    self.reordered += jobs != sorted(jobs, key=self._arrived.__getitem__)
+            return decision
+
+    inst = philly_like(300, servers=(8,) * 6, load=0.6, seed=3, median_duration_s=600.0)
+    spy = Spy(service_sample_s=[60, 300, 900, 2000, 5000, 20000], delta_s=200)
+    simulate(inst, spy)
+    assert spy.checked > 1000
+    assert spy.reordered > 100  # queues the index took out of arrival order
+
+
 def test_tiresias_gittins_orders_a_queue_by_the_index_of_attained_service():
     # Sample 100, 1000, 5000 s, quantum 100 s. Index of attained service a: the share of the
     # jobs still running at a that finish within a + 100, over their mean service up to then

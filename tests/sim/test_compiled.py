@@ -252,6 +252,16 @@ def test_compiled_gittins_breaks_ties_as_python_does(seed):
     _same(a, b)
 
 
+@pytest.mark.parametrize("seed", [80, 109, 133])
+def test_tiresias_starts_waiting_jobs_queue_by_queue_when_all_fit(seed):
+    # Low limits demote jobs, an overload leaves some waiting in lower queues, and then
+    # every runnable job fits: Python's shortcut must start them in the walk's order (queue
+    # by queue), as the core does. Seeds at which ignoring the queues changes a placement.
+    limits = {"queue_limits_gpu_s": (60, 400, 3000)}
+    a, b = _both(_whole_second_bursts(seed), "tiresias-2d-las", **limits)
+    _same(a, b)
+
+
 def test_compiled_gittins_learns_past_one_block_of_sizes():
     # Over 256 completed jobs: the learned sample splits into blocks (the core's own
     # structure), and the Gittins order must still be the Python policy's.
