@@ -104,8 +104,8 @@ class TiresiasDLAS:
         self._waiting: set[int] = set()
         n = view.n_jobs
         self._queue_of = [0] * n
-        self._place = [0] * n  # increasing along each queue: the walk order of any subset
-        self._places = 0
+        self._position = [0] * n  # increasing along each queue: the walk order of any subset
+        self._next_position = 0
         self._arrived = [0] * n  # arrival rank
         self._arrivals = 0
         # Every running job gains the same whole seconds at a check (the time since the
@@ -151,8 +151,8 @@ class TiresiasDLAS:
             # Every runnable job fits, so the walk runs them all: the waiting ones start, in
             # queue order, and no queue changes order.
             preempts: list[int] = []
-            queue_of, place = self._queue_of, self._place
-            starting = sorted(self._waiting, key=lambda j: (queue_of[j], place[j]))
+            queue_of, position = self._queue_of, self._position
+            starting = sorted(self._waiting, key=lambda j: (queue_of[j], position[j]))
         else:
             preempts, starting = self._walk(view.total_gpus, now)
         for j in preempts:
@@ -207,17 +207,17 @@ class TiresiasDLAS:
 
     def _requeue(self, q: int, order: list[int]) -> None:
         self._queues[q] = dict.fromkeys(order)
-        place, k = self._place, self._places
+        position, k = self._position, self._next_position
         for j in order:
-            place[j] = k
+            position[j] = k
             k += 1
-        self._places = k
+        self._next_position = k
 
     def _append(self, job: int, q: int) -> None:
         self._queues[q][job] = None
         self._queue_of[job] = q
-        self._place[job] = self._places
-        self._places += 1
+        self._position[job] = self._next_position
+        self._next_position += 1
 
     def _executed_now(self, job: int) -> int:
         """Whole seconds the job has run, as of the last check."""
