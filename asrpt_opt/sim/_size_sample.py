@@ -3,10 +3,8 @@ job's attained service from it.
 
 The sample is kept in sorted blocks with in-block and per-block prefix sums: a size learned
 at a completion costs O(sqrt n) and an index O(log n), where the Python policy's sorted array
-costs O(n) per completion (numpy) and the reference rebuilds its whole table. A job's index
-is cached with the five whole numbers it depends on, which follow each size learned since in
-O(1) (:func:`job_index`). :mod:`asrpt_opt.sim._tiresias_core` orders Tiresias' queues with
-it.
+costs O(n) per completion (numpy) and the reference rebuilds its whole table.
+:mod:`asrpt_opt.sim._tiresias_core` orders Tiresias' queues with it.
 
 Editing this module calls for the same care with numba's cache as
 :mod:`~asrpt_opt.sim._tiresias_core` says (``run_core``'s cache follows ``_core.py`` only).
@@ -24,121 +22,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = [
-    "gittins_index",
-    "job_index",
-    "learn_size",
-    "new_sample",
-    "sample_add",
-    "sample_count",
-    "sample_total",
-]
+__all__ = ["gittins_index", "new_sample", "sample_add", "sample_count", "sample_total"]
 
 _BLOCK = 256  # sizes per sample block at most; a full block splits into two halves
-
-
-@njit(cache=True)
-def learn_size(sample: Any, log: Any, size: int) -> None:
-    """Add a learned size to the sample and to ``log``, the sizes learned with the count, sum
-    and largest size after each, by which a cached index follows the sample
-    (:func:`job_index`)."""
-    v = sample_count(sample)
-    sample_add(sample, size)
-    log[0, v] = size
-    log[1, v] = sample_total(sample)
-    log[2, v] = max(size, log[2, v - 1]) if v else size
-
-
-_LAG = 16  # learned sizes a cached index follows one by one; past that, two rank queries
-
-
-@njit(cache=True)
-def job_index(j: int, attained: int, sample: Any, log: Any, brackets: Any, cached: Any) -> float:
-    """:func:`gittins_index` of job ``j``'s ``attained`` GPU-seconds (which never decrease
-    from one call to the next), from what the job's previous index left in ``brackets`` and
-    ``cached``.
-
-    The index depends on the attained service only through its bracket between two sizes of
-    the sample, and on the sample through five whole numbers: the sizes at most the attained
-    service and their sum, the first size above it, the sizes up to that size - 1 + delta
-    and their sum. While the service stays in its bracket, those follow each size learned
-    since (``log``, :func:`learn_size`) in O(1), where a fresh index costs two rank queries.
-    """
-    values, prefix, length, order, before_n, before_s, meta = sample
-    num, delta = meta[1], meta[2]
-    ver = brackets[0, j]
-    above = brackets[3, j]
-    if ver >= 0 and (above < 0 or attained < above) and num - ver <= _LAG:
-        if ver == num:
-            return cached[j]
-        lo, below_lo, hi, below_hi = brackets[1, j], brackets[2, j], brackets[4, j], brackets[5, j]
-        fresh = False
-        for v in range(ver, num):
-            size, total, last = log[0, v], log[1, v], log[2, v]
-            if size <= attained:
-                lo += 1
-                below_lo += size
-            elif above < 0 or size < above:
-                above = size
-                nxt = above - 1 + delta
-                if nxt > last - 1:
-                    hi = v
-                    below_hi = total - last
-                    continue
-                fresh = True  # the new bracket's end needs a rank query
-                break
-            if above < 0:
-                continue  # past every size: index 0
-            nxt = above - 1 + delta
-            if nxt > last - 1:
-                hi = v
-                below_hi = total - last
-            elif nxt > log[2, v - 1] - 1:
-                hi = v  # every earlier size, not this one
-                below_hi = log[1, v - 1]
-            elif size <= nxt:
-                hi += 1
-                below_hi += size
-        if not fresh:
-            return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
-    lo, below_lo, above, hi, below_hi = _bracket(
-        values, prefix, length, order, before_n, before_s, meta, attained
-    )
-    return _remember(j, num, lo, below_lo, above, hi, below_hi, delta, brackets, cached)
-
-
-@njit(cache=True, inline="always")
-def _remember(
-    j: int,
-    num: int,
-    lo: int,
-    below_lo: int,
-    above: int,
-    hi: int,
-    below_hi: int,
-    delta: int,
-    brackets: Any,
-    cached: Any,
-) -> float:
-    brackets[0, j] = num
-    brackets[1, j] = lo
-    brackets[2, j] = below_lo
-    brackets[3, j] = above
-    brackets[4, j] = hi
-    brackets[5, j] = below_hi
-    index = _index_of(num, lo, below_lo, hi, below_hi, delta)
-    cached[j] = index
-    return index
-
-
-@njit(cache=True, inline="always")
-def _index_of(num: int, lo: int, below_lo: int, hi: int, below_hi: int, delta: int) -> float:
-    # The reference's arithmetic, rounded as Python 2 rounds; 0 past the largest size.
-    if lo == num:
-        return 0.0
-    p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
-    e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
-    return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0
 
 
 @njit(cache=True)
@@ -285,39 +171,23 @@ def gittins_index(
     meta: Any,
     attained: int,
 ) -> float:
-    """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes it
-    (:mod:`asrpt_opt.policies._gittins_sample`), from a non-empty sample (its arrays, passed
-    one by one: unpacking the tuple at every call would count references to each array)."""
-    lo, below_lo, _, hi, below_hi = _bracket(
-        values, prefix, length, order, before_n, before_s, meta, attained
-    )
-    return _index_of(meta[1], lo, below_lo, hi, below_hi, meta[2])
-
-
-@njit(cache=True, inline="always")
-def _bracket(
-    values: Any,
-    prefix: Any,
-    length: Any,
-    order: Any,
-    before_n: Any,
-    before_s: Any,
-    meta: Any,
-    attained: int,
-) -> Any:
-    # What the index of the attained service depends on: (sizes at most it, their sum, the
-    # first size above it or -1, sizes up to that size - 1 + delta, their sum); the reference
-    # caps the window at the largest size (all sizes but it).
+    """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes
+    it (:mod:`asrpt_opt.policies._gittins_sample`), from a non-empty sample (its arrays, passed one
+    by one: unpacking the tuple at every call would count references to each array)."""
     num, delta = meta[1], meta[2]
     lo, below_lo, above = _rank_sum(
         values, prefix, length, order, before_n, before_s, meta, attained
     )
     if lo == num:
-        return lo, below_lo, above, 0, 0
+        return 0.0
     b = order[meta[0] - 1]
     last = values[b, length[b] - 1]
     nxt = above - 1 + delta
     if nxt > last - 1:
-        return lo, below_lo, above, num - 1, before_s[meta[0]] - last
-    hi, below_hi, _ = _rank_sum(values, prefix, length, order, before_n, before_s, meta, nxt)
-    return lo, below_lo, above, hi, below_hi
+        hi = num - 1
+        below_hi = before_s[meta[0]] - last
+    else:
+        hi, below_hi, _ = _rank_sum(values, prefix, length, order, before_n, before_s, meta, nxt)
+    p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
+    e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
+    return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0

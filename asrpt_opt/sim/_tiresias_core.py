@@ -6,8 +6,7 @@ whole attained seconds, the same walks, orders and queue jumps, step for step.
 :func:`asrpt_opt.sim._core.run_core` calls :func:`arrive`, :func:`leave` and :func:`decide`
 where the Python loop calls the policy's ``on_arrival``, ``on_completion`` and ``decide``.
 
-The job-size sample behind the Gittins index and the cached index of each job are
-:mod:`asrpt_opt.sim._size_sample`'s.
+The job-size sample behind the Gittins index is :mod:`asrpt_opt.sim._size_sample`'s.
 
 Numba caches :func:`~asrpt_opt.sim._core.run_core` with these functions compiled in, and
 its cache follows ``_core.py`` only: after editing this module, clear the ``.nbi``/``.nbc``
@@ -26,7 +25,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from asrpt_opt.sim._size_sample import job_index, learn_size, sample_count, sample_total
+from asrpt_opt.sim._size_sample import (
+    gittins_index,
+    sample_add,
+    sample_count,
+    sample_total,
+)
 
 __all__ = ["arrive", "decide", "leave", "new_state"]
 
@@ -41,9 +45,8 @@ _SAFE_FLOAT = float(_SAFE)
 def new_state(n: int, limits: Any, release: Any) -> Any:
     """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, runnable jobs,
     counts, queue of each job, executed whole seconds, last check, running flags, whole
-    releases, marks, learned sizes, cached brackets, cached indices)``. ``counts`` holds the
-    number of runnable jobs and 1 once the run needs integers past the core's
-    (:data:`_SAFE`); the last three are :func:`job_index`'s."""
+    releases, marks)``. ``counts`` holds the number of runnable jobs and 1 once the run
+    needs integers past the core's (:data:`_SAFE`)."""
     n_queues = limits.shape[0] + 1
     queues = np.empty((n_queues, max(n, 1)), np.int64)
     whole_release = np.empty(n, np.int64)
@@ -61,16 +64,13 @@ def new_state(n: int, limits: Any, release: Any) -> Any:
         np.zeros(n, np.bool_),
         whole_release,
         np.zeros(n, np.bool_),
-        np.zeros((3, n + 1), np.int64),
-        np.full((6, n), -1, np.int64),
-        np.zeros(n),
     )
 
 
 @njit(cache=True)
 def arrive(state: Any, j: int, now: float) -> None:
     """``on_arrival``: the job joins the runnable jobs and the end of queue 0."""
-    _, queues, qlen, runnable, counts, _, _, last_check, _, _, _, _, _, _ = state
+    _, queues, qlen, runnable, counts, _, _, last_check, _, _, _ = state
     runnable[counts[0]] = j
     counts[0] += 1
     queues[0, qlen[0]] = j
@@ -81,13 +81,13 @@ def arrive(state: Any, j: int, now: float) -> None:
 @njit(cache=True)
 def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     """``on_completion``: learn the job's size (when learning online) and forget the job."""
-    _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _, log, _, _ = state
+    _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _ = state
     if learn:
         size = max(1, executed[j] * gpus[j])
         if sample_total(sample) >= _SAFE - size:
             counts[1] = 1  # the sum of the sizes would pass 64-bit integers
         else:
-            learn_size(sample, log, size)
+            sample_add(sample, size)
     _remove(runnable, counts[0], j)
     counts[0] -= 1
     q = queue_of[j]
@@ -120,8 +120,8 @@ def decide(
     """``TiresiasDLAS.decide`` up to the allocation: returns ``(starts, preemptions, wake)``
     with the jobs to start (in queue order) in ``starts`` and those to preempt (in arrival
     order) in ``preempts``; ``wake`` is NaN for none."""
-    limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, _, mark = (
-        state[:11]
+    limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, rel, mark = (
+        state
     )
     if counts[1]:
         return 0, 0, np.nan
@@ -150,7 +150,7 @@ def decide(
     free_count = total_gpus
     for q in range(n_queues):
         if gittins and sample_count(sample) > 0 and qlen[q] >= 2:
-            _gittins_order(queues[q], qlen[q], sample, state, gpus)
+            _gittins_order(queues[q], qlen[q], sample, executed, gpus, rel)
         for k in range(qlen[q]):
             j = queues[q, k]
             if free_count >= gpus[j]:
@@ -207,65 +207,30 @@ def decide(
 
 
 @njit(cache=True)
-def _gittins_order(queue: Any, m: int, sample: Any, state: Any, gpus: Any) -> None:
+def _gittins_order(
+    queue: Any, m: int, sample: Any, executed: Any, gpus: Any, release: Any
+) -> None:
     # TiresiasGittins._order: higher index first, then the earlier release, then queue
-    # order: a stable sort on (-index, release).
-    executed, release, log, brackets, cached = state[6], state[9], state[11], state[12], state[13]
+    # order.
+    values, prefix, length, order, before_n, before_s, meta = sample
     index = np.empty(m)
     whole = np.empty(m, np.int64)
     for k in range(m):
         j = queue[k]
-        index[k] = job_index(j, executed[j] * gpus[j], sample, log, brackets, cached)
+        attained = executed[j] * gpus[j]
+        index[k] = gittins_index(values, prefix, length, order, before_n, before_s, meta, attained)
         whole[k] = release[j]
-    # The queue is a few sorted runs: the previous decision sorted it, then moved its waiting
-    # jobs behind its running ones (two runs, if no index changed). A natural merge sort
-    # costs O(m log runs) and is stable.
-    rank = np.arange(m)
-    bounds = np.empty(m + 1, np.int64)
-    n_runs = 0
-    bounds[0] = 0
-    for i in range(1, m):
-        if _before(rank[i], rank[i - 1], index, whole):
-            n_runs += 1
-            bounds[n_runs] = i
-    if n_runs == 0:
-        return  # already in order
-    n_runs += 1
-    bounds[n_runs] = m
-    spare = np.empty(m, np.int64)
-    while n_runs > 1:
-        merged = 0
-        for r in range(0, n_runs - 1, 2):
-            lo, mid, hi = bounds[r], bounds[r + 1], bounds[r + 2]
-            i, k, out = lo, mid, lo
-            while i < mid and k < hi:
-                # Ties go to the left run: stable.
-                if _before(rank[k], rank[i], index, whole):
-                    spare[out] = rank[k]
-                    k += 1
-                else:
-                    spare[out] = rank[i]
-                    i += 1
-                out += 1
-            spare[out : out + mid - i] = rank[i:mid]
-            out += mid - i
-            spare[out : out + hi - k] = rank[k:hi]
-            bounds[merged] = lo
-            merged += 1
-        if n_runs % 2:
-            lo = bounds[n_runs - 1]
-            spare[lo:m] = rank[lo:m]
-            bounds[merged] = lo
-            merged += 1
-        bounds[merged] = m
-        n_runs = merged
-        rank, spare = spare, rank
+    # Indices rarely tie: sort by index alone, then put each run of equal indices in
+    # (release, queue order).
+    rank = np.argsort(-index)
+    i = 0
+    while i < m:
+        k = i + 1
+        while k < m and index[rank[k]] == index[rank[i]]:
+            k += 1
+        if k - i > 1:
+            run = np.sort(rank[i:k])  # queue order
+            rank[i:k] = run[np.argsort(whole[run], kind="mergesort")]
+        i = k
     ordered = queue[:m][rank]
     queue[:m] = ordered
-
-
-@njit(cache=True, inline="always")
-def _before(a: int, b: int, index: Any, whole: Any) -> bool:
-    # Position a goes strictly before position b: a higher index, or the same and an
-    # earlier release.
-    return index[a] > index[b] or (index[a] == index[b] and whole[a] < whole[b])
