@@ -385,11 +385,8 @@ class TiresiasGittins(TiresiasDLAS):
         sample = self._sample
         if sample is None or len(queue) < 2:
             return queue  # nothing learned yet (every index is equal), or nothing to order
-        executed, began, running = self._executed, self._began, self._running
-        gpus, release, clock = self._gpus, self._release, self._clock
-        attained = whole_array(
-            [(executed[j] + (clock - began[j] if running[j] else 0)) * gpus[j] for j in queue]
-        )
+        executed, gpus, release = self._executed_now, self._gpus, self._release
+        attained = whole_array([executed(j) * gpus[j] for j in queue])
         # Higher index first, then the earlier release, then queue order (a stable sort).
         rank = np.lexsort((np.array([release[j] for j in queue]), -sample.indices(attained)))
         return [queue[k] for k in rank.tolist()]
