@@ -31,7 +31,7 @@ _BLOCK = 256  # sizes per sample block at most; a full block splits into two hal
 def new_sample(capacity: int, delta: int) -> Any:
     """An empty sample for up to ``capacity`` sizes: ``(values, in-block prefix sums, block
     lengths, blocks in order, counts before each block, sums before each block, [blocks,
-    sizes, delta])``."""
+    sizes, delta], largest size of each block in order)``."""
     # Blocks split only when full, into halves: all but the first hold half a block or more.
     n_blocks = capacity // (_BLOCK // 2) + 2
     meta = np.zeros(3, np.int64)
@@ -44,6 +44,7 @@ def new_sample(capacity: int, delta: int) -> Any:
         np.zeros(n_blocks + 1, np.int64),
         np.zeros(n_blocks + 1, np.int64),
         meta,
+        np.zeros(n_blocks, np.int64),
     )
 
 
@@ -60,14 +61,14 @@ def sample_total(sample: Any) -> int:
 
 
 @njit(cache=True, inline="always")
-def _block_above(values: Any, length: Any, order: Any, n_blocks: int, x: int) -> int:
-    # The first block (position in order) whose largest size is above x; the number of
-    # blocks when none is.
-    lo, hi = 0, n_blocks
+def _block_above(top: Any, lo: int, n_blocks: int, x: int) -> int:
+    # The first block (position in order) from lo on whose largest size is above x; the
+    # number of blocks when none is. The largest sizes sit in one array of their own: a
+    # search reads a few kilobytes, not a row of each block it visits.
+    hi = n_blocks
     while lo < hi:
         mid = (lo + hi) >> 1
-        b = order[mid]
-        if values[b, length[b] - 1] > x:
+        if top[mid] > x:
             hi = mid
         else:
             lo = mid + 1
@@ -90,7 +91,7 @@ def _in_block(values: Any, b: int, size: int, x: int) -> int:
 @njit(cache=True)
 def sample_add(sample: Any, size: int) -> None:
     """Insert a size: O(block) in its block, O(blocks) for the sums before each block."""
-    values, prefix, length, order, _, _, meta = sample
+    values, prefix, length, order, _, _, meta, top = sample
     if meta[0] == 0:
         values[0, 0] = size
         prefix[0, 1] = size
@@ -100,7 +101,7 @@ def sample_add(sample: Any, size: int) -> None:
         meta[1] = 1
         _sums_from(sample, 0)
         return
-    k = min(_block_above(values, length, order, meta[0], size), meta[0] - 1)
+    k = min(_block_above(top, 0, meta[0], size), meta[0] - 1)
     b = order[k]
     m = length[b]
     pos = _in_block(values, b, m, size)
@@ -133,31 +134,26 @@ def sample_add(sample: Any, size: int) -> None:
 @njit(cache=True)
 def _sums_from(sample: Any, k: int) -> None:
     # Counts and sums before each block, from the block at position k on.
-    _, prefix, length, order, before_n, before_s, meta = sample
+    values, prefix, length, order, before_n, before_s, meta, top = sample
     for i in range(k, meta[0]):
         b = order[i]
+        top[i] = values[b, length[b] - 1]
         before_n[i + 1] = before_n[i] + length[b]
         before_s[i + 1] = before_s[i] + prefix[b, length[b]]
 
 
 @njit(cache=True, inline="always")
-def _rank_sum(
-    values: Any,
-    prefix: Any,
-    length: Any,
-    order: Any,
-    before_n: Any,
-    before_s: Any,
-    meta: Any,
-    x: int,
-) -> Any:
-    # (sizes at most x, their sum, the first size above x or -1).
-    k = _block_above(values, length, order, meta[0], x)
-    if k == meta[0]:
-        return meta[1], before_s[k], -1
-    b = order[k]
-    pos = _in_block(values, b, length[b], x)
-    return before_n[k] + pos, before_s[k] + prefix[b, pos], values[b, pos]
+def _in_block_from(values: Any, b: int, base: int, size: int, x: int) -> int:
+    # Sizes of block b at most x, knowing the first `base` of them are (bisect_right from
+    # base).
+    lo, hi = base, size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[b, mid] > x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @njit(cache=True, inline="always")
@@ -169,25 +165,36 @@ def gittins_index(
     before_n: Any,
     before_s: Any,
     meta: Any,
+    top: Any,
     attained: int,
 ) -> float:
     """The Gittins index of ``attained`` GPU-seconds, as ``SizeSample.indices`` computes
     it (:mod:`asrpt_opt.policies._gittins_sample`), from a non-empty sample (its arrays, passed one
     by one: unpacking the tuple at every call would count references to each array)."""
     num, delta = meta[1], meta[2]
-    lo, below_lo, above = _rank_sum(
-        values, prefix, length, order, before_n, before_s, meta, attained
-    )
-    if lo == num:
+    n_blocks = meta[0]
+    k = _block_above(top, 0, n_blocks, attained)
+    if k == n_blocks:
         return 0.0
-    b = order[meta[0] - 1]
-    last = values[b, length[b] - 1]
-    nxt = above - 1 + delta
+    b = order[k]
+    pos = _in_block(values, b, length[b], attained)
+    lo = before_n[k] + pos
+    below_lo = before_s[k] + prefix[b, pos]
+    last = top[n_blocks - 1]
+    nxt = values[b, pos] - 1 + delta
     if nxt > last - 1:
         hi = num - 1
-        below_hi = before_s[meta[0]] - last
+        below_hi = before_s[n_blocks] - last
     else:
-        hi, below_hi, _ = _rank_sum(values, prefix, length, order, before_n, before_s, meta, nxt)
+        # hi counts the sizes up to nxt, which include those up to the first size above
+        # attained: the search starts where lo's ended.
+        if top[k] <= nxt:
+            k = _block_above(top, k + 1, n_blocks, nxt)
+            b = order[k]
+            pos = 0
+        pos = _in_block_from(values, b, pos, length[b], nxt)
+        hi = before_n[k] + pos
+        below_hi = before_s[k] + prefix[b, pos]
     p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0
     e = float((below_hi - below_lo + delta * (num - hi)) // (num - lo))
     return np.floor(p * 1000000 / e * 10000.0 + 0.5) / 10000.0

@@ -32,12 +32,14 @@ from asrpt_opt.sim._size_sample import (
     sample_total,
 )
 
-__all__ = ["arrive", "decide", "leave", "new_state"]
+__all__ = ["arrive", "decide", "leave", "new_state", "sort_by_index"]
 
 #: Attained GPU-seconds and sums of sizes stay below this: Python's integers are unbounded,
 #: the core's are 64-bit, and a run that would pass it stops (OVERFLOW) instead of wrapping.
 _SAFE = 1 << 62
 _SAFE_FLOAT = float(_SAFE)
+#: Moves per job an insertion sort of a queue may make before a merge sort takes over.
+_SORT_MOVES = 8
 
 
 # --------------------------------------------------------------------------- policy state
@@ -212,25 +214,62 @@ def _gittins_order(
 ) -> None:
     # TiresiasGittins._order: higher index first, then the earlier release, then queue
     # order.
-    values, prefix, length, order, before_n, before_s, meta = sample
+    values, prefix, length, order, before_n, before_s, meta, top = sample
     index = np.empty(m)
     whole = np.empty(m, np.int64)
     for k in range(m):
         j = queue[k]
         attained = executed[j] * gpus[j]
-        index[k] = gittins_index(values, prefix, length, order, before_n, before_s, meta, attained)
+        index[k] = gittins_index(
+            values, prefix, length, order, before_n, before_s, meta, top, attained
+        )
         whole[k] = release[j]
-    # Indices rarely tie: sort by index alone, then put each run of equal indices in
-    # (release, queue order).
-    rank = np.argsort(-index)
+    sort_by_index(queue, m, index, whole)
+
+
+@njit(cache=True)
+def sort_by_index(queue: Any, m: int, index: Any, release: Any) -> None:
+    """Sort ``queue[:m]`` by higher ``index`` first, then the earlier ``release``, then queue
+    order (stable), moving ``index`` and ``release`` (aligned with the queue) along.
+
+    A queue's order persists from one decision to the next and the indices move little in
+    between, so an insertion sort has few moves to make. It gives up after
+    :data:`_SORT_MOVES` moves per job, when a full sort is cheaper; the stable sort it falls
+    back on yields the same order, since the insertions so far kept equal keys in queue
+    order.
+    """
+    budget = _SORT_MOVES * m
+    for i in range(1, m):
+        x, r, j = index[i], release[i], queue[i]
+        k = i - 1
+        while k >= 0 and (index[k] < x or (index[k] == x and release[k] > r)):
+            index[k + 1] = index[k]
+            release[k + 1] = release[k]
+            queue[k + 1] = queue[k]
+            k -= 1
+        index[k + 1] = x
+        release[k + 1] = r
+        queue[k + 1] = j
+        budget -= i - 1 - k
+        if budget < 0:
+            _merge_sort(queue, m, index, release)
+            return
+
+
+@njit(cache=True)
+def _merge_sort(queue: Any, m: int, index: Any, release: Any) -> None:
+    # The order of sort_by_index in O(m log m): a stable sort on the index, then each run
+    # of equal indices stably on the release.
+    rank = np.argsort(-index[:m], kind="mergesort")
     i = 0
     while i < m:
         k = i + 1
         while k < m and index[rank[k]] == index[rank[i]]:
             k += 1
         if k - i > 1:
-            run = np.sort(rank[i:k])  # queue order
-            rank[i:k] = run[np.argsort(whole[run], kind="mergesort")]
+            run = rank[i:k]
+            rank[i:k] = run[np.argsort(release[run], kind="mergesort")]
         i = k
-    ordered = queue[:m][rank]
-    queue[:m] = ordered
+    queue[:m] = queue[:m][rank]
+    index[:m] = index[:m][rank]
+    release[:m] = release[:m][rank]

@@ -287,6 +287,70 @@ def test_core_gittins_index_equals_the_policys(sizes, attained, delta):
     assert [gittins_index(*sample, a) for a in attained] == expected.tolist()
 
 
+def test_core_gittins_index_equals_the_policys_over_many_blocks():
+    # Thousands of sizes make dozens of blocks: the search for the sizes up to ``nxt``
+    # starts in lo's block and often ends blocks later.
+    from asrpt_opt.policies._gittins_sample import SizeSample
+    from asrpt_opt.sim._size_sample import gittins_index, new_sample, sample_add
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 10**5, 6000).tolist()
+    attained = rng.integers(0, 11 * 10**4, 3000).tolist()
+    for delta in (1, 50, 3250, 10**5):
+        sample = new_sample(len(sizes), delta)
+        for size in sizes:
+            sample_add(sample, size)
+        expected = SizeSample(sizes, delta).indices(np.array(attained, dtype=np.int64))
+        assert [gittins_index(*sample, a) for a in attained] == expected.tolist()
+
+
+def _sorted_queue(keys: list[tuple[float, int]]) -> list[int]:
+    # sort_by_index on a queue of jobs 100, 101, ... with these (index, release) keys;
+    # checks the keys moved along and the slots past the queue stayed.
+    from asrpt_opt.sim._tiresias_core import sort_by_index
+
+    m = len(keys)
+    queue = np.arange(100, 100 + m + 3, dtype=np.int64)  # three slots past the queue
+    index = np.array([k[0] for k in keys], dtype=np.float64)
+    release = np.array([k[1] for k in keys], dtype=np.int64)
+    sort_by_index(queue, m, index, release)
+    order = [int(j) - 100 for j in queue[:m]]
+    assert queue[m:].tolist() == [100 + m, 101 + m, 102 + m]
+    assert index.tolist() == [keys[i][0] for i in order]
+    assert release.tolist() == [keys[i][1] for i in order]
+    return order
+
+
+def _stable(keys: list[tuple[float, int]]) -> list[int]:
+    # Higher index first, then the earlier release, then queue order (sorted() is stable).
+    return sorted(range(len(keys)), key=lambda i: (-keys[i][0], keys[i][1]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    keys=st.lists(
+        st.tuples(st.sampled_from([0.0, 0.5, 1.25, 3.0, 8.5]), st.integers(0, 3)), max_size=60
+    )
+)
+def test_core_sorts_a_queue_by_index_then_release_then_queue_order(keys):
+    assert _sorted_queue(keys) == _stable(keys)
+
+
+@pytest.mark.parametrize("arrange", ["as drawn", "nearly sorted", "reversed"])
+def test_core_sort_of_a_long_queue_is_stable_whichever_sort_finishes_it(arrange):
+    # A reversed queue needs more moves than the insertion sort may make, so the merge
+    # sort finishes it (after 8 moves a job); a nearly sorted one needs a few moves.
+    rng = np.random.default_rng(3)
+    keys = [
+        (float(rng.choice([0.0, 0.5, 1.25, 3.0])), int(rng.integers(0, 4))) for _ in range(300)
+    ]
+    if arrange != "as drawn":
+        keys = [keys[i] for i in _stable(keys)][:: -1 if arrange == "reversed" else 1]
+    if arrange == "nearly sorted":
+        keys[10], keys[250] = keys[250], keys[10]
+    assert _sorted_queue(keys) == _stable(keys)
+
+
 def test_core_rules_refuse_limits_past_whole_64_bit_products():
     assert TiresiasDLAS(queue_limits_gpu_s=(10, 2**40)).core_rule() is None
     assert TiresiasGittins(service_sample_s=[1, 2**40]).core_rule() is None
