@@ -128,8 +128,9 @@ def replay(
     from importlib.metadata import version
 
     from asrpt_opt.prediction import make_predictor, seed_params
-    from asrpt_opt.sim.compiled import COMPILED_FROM, warm_up
+    from asrpt_opt.sim.compiled import compiles_from, warm_up
     from asrpt_opt.sim.engine import simulate
+    from asrpt_opt.sim.registry import make_policy
     from asrpt_opt.speed.default import default_speed
 
     speed = default_speed(instance)
@@ -139,7 +140,15 @@ def replay(
     walls: dict[str, float] = {}
     results: dict[str, SimulationResult] = {}
     params = seed_params(predictor, seed)
-    if instance.is_abstract and instance.n_jobs >= COMPILED_FROM:
+    if (
+        instance.is_abstract
+        and refit_every is None
+        and any(
+            instance.n_jobs
+            >= compiles_from(make_policy(name, **(policy_params or {}).get(name, {})))
+            for name in policies
+        )
+    ):
         warm_up()  # the compiled core compiles (once) outside every policy's wall time
     for k, name in enumerate(policies):
         pred = make_predictor(predictor, **params)

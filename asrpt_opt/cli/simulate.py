@@ -34,7 +34,7 @@ from asrpt_opt.placement.methods import METHODS
 from asrpt_opt.policies import POLICIES, PRIMARY
 from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES
+from asrpt_opt.sim.compiled import COMPILED_FROM, COMPILED_FROM_RULE, ENGINES
 from asrpt_opt.sim.engine import simulate
 from asrpt_opt.sim.metrics import Metrics
 from asrpt_opt.speed.default import default_speed
@@ -52,6 +52,9 @@ _METRICS_HEADER = (
     "placement slowdown",
     "cross-server GB",
 )
+
+
+_GITTINS_FROM = COMPILED_FROM_RULE["tiresias-gittins"]
 
 
 def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...]]:
@@ -339,8 +342,9 @@ def add_parsers(sub: Any) -> None:
         choices=ENGINES,
         default="auto",
         help="where the event loop runs: auto (compiled for the built-in policies on "
-        f"{COMPILED_FROM:,} or more abstract jobs, else Python), python, or compiled; both "
-        "give the same schedule (default auto)",
+        f"{COMPILED_FROM:,} or more abstract jobs, on {_GITTINS_FROM:,} or more for "
+        "tiresias-gittins, else Python), python, or compiled; both give the same schedule "
+        "(default auto)",
     )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument(

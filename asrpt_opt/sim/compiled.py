@@ -10,7 +10,8 @@ only the built-in classes themselves, never a subclass that may change a step), 
 is abstract and runs at
 :class:`~asrpt_opt.speed.base.AbstractSpeed`, the predictor is never refitted, and the
 instance has at least :data:`COMPILED_FROM` jobs (below, importing numba costs more than it
-saves) or ``engine="compiled"`` asks for it. Everything else runs in Python.
+saves; :data:`COMPILED_FROM_RULE` lowers that for a rule whose Python policy is slow) or
+``engine="compiled"`` asks for it. Everything else runs in Python.
 """
 
 from __future__ import annotations
@@ -31,12 +32,25 @@ from asrpt_opt.speed.base import AbstractSpeed
 if TYPE_CHECKING:
     from asrpt_opt.sim.engine import Simulator
 
-__all__ = ["COMPILED_FROM", "ENGINES", "CoreRule", "compiled_rule", "run_compiled", "warm_up"]
+__all__ = [
+    "COMPILED_FROM",
+    "COMPILED_FROM_RULE",
+    "ENGINES",
+    "CoreRule",
+    "compiled_rule",
+    "compiles_from",
+    "run_compiled",
+    "warm_up",
+]
 
 logger = logging.getLogger(__name__)
 
 #: From this many jobs on, ``engine="auto"`` runs eligible simulations compiled.
 COMPILED_FROM = 50_000
+#: Rules compiled from fewer jobs: Tiresias' Gittins order costs about 0.4 ms a job in
+#: Python, so compiling (about 0.55 s to import numba and load the cached core) pays from
+#: about 2,000-2,500 jobs (whole processes, numba's cache warm).
+COMPILED_FROM_RULE = {"tiresias-gittins": 3_000}
 #: The values of :func:`~asrpt_opt.sim.engine.simulate`'s ``engine``.
 ENGINES = ("auto", "python", "compiled")
 
@@ -128,7 +142,10 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
     """
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "python" or (engine == "auto" and sim.instance.n_jobs < COMPILED_FROM):
+    n = sim.instance.n_jobs
+    if engine == "python" or (
+        engine == "auto" and n < min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
+    ):
         return None  # without asking the policy (Gittins would read its sample file twice)
     get = getattr(sim.policy, "core_rule", None)
     rule = get() if callable(get) else None
@@ -143,7 +160,33 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
         if engine == "compiled":
             raise UsageError(f"engine='compiled': {why}")
         return None
+    assert rule is not None
+    if engine == "auto" and n < _threshold(rule):
+        return None
     return rule
+
+
+def compiles_from(policy: object) -> float:
+    """The fewest jobs from which ``engine="auto"`` runs ``policy`` compiled (on abstract
+    jobs at the abstract speed model, with a predictor that is not refitted).
+
+    Parameters
+    ----------
+    policy : Policy
+
+    Returns
+    -------
+    float
+        :data:`COMPILED_FROM`, or the rule's entry of :data:`COMPILED_FROM_RULE`; infinity
+        for a policy the core cannot run.
+    """
+    get = getattr(policy, "core_rule", None)
+    rule = get() if callable(get) else None
+    return math.inf if rule is None else _threshold(rule)
+
+
+def _threshold(rule: CoreRule) -> int:
+    return COMPILED_FROM_RULE.get(rule.rule, COMPILED_FROM)
 
 
 def warm_up() -> float:

@@ -635,7 +635,8 @@ def simulate(
     engine : {"auto", "python", "compiled"}
         Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
         list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
-        or more in the compiled core, everything else in Python; ``compiled`` insists (and
+        or more (:data:`~asrpt_opt.sim.compiled.COMPILED_FROM_RULE` for Tiresias' Gittins
+        order) in the compiled core, everything else in Python; ``compiled`` insists (and
         refuses what the core cannot run); ``python`` never compiles. Both give the same
         schedule.
     **policy_params

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from asrpt_opt.analysis.replay import replay, timeline
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from tests.conftest import make_instance
@@ -49,6 +51,35 @@ def test_replay_is_deterministic_and_records_provenance():
     assert prov["seed"] == 3
     assert prov["predictor"] == "noisy"
     assert prov["asrpt_opt"]
+
+
+@pytest.mark.parametrize(
+    ("policies", "refit_every", "warmed"),
+    [
+        (["fifo", "srtf"], None, False),  # 12 jobs: below the general threshold
+        (["fifo", "gittins"], None, True),  # Gittins compiles from its own, lower one
+        (["fifo", "gittins"], 5, False),  # a refitted predictor never compiles
+    ],
+)
+def test_replay_compiles_the_core_before_timing_only_when_a_policy_will_run_it(
+    monkeypatch, policies, refit_every, warmed
+):
+    import asrpt_opt.sim.compiled as compiled
+    import asrpt_opt.sim.engine as engine
+
+    inst = make_instance([(i, 1 + i % 2, 2.0 + i % 3) for i in range(12)], servers=(2, 2))
+    monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
+    calls: list[str] = []
+    warm_up, simulate = compiled.warm_up, engine.simulate
+    monkeypatch.setattr(compiled, "warm_up", lambda: calls.append("warm") or warm_up())
+    monkeypatch.setattr(
+        engine, "simulate", lambda *a, **k: calls.append("simulate") or simulate(*a, **k)
+    )
+    replay(inst, policies, refit_every=refit_every)
+    # The policies' wall times start after the compilation (the run's own warm-up is then
+    # immediate).
+    assert calls[0] == ("warm" if warmed else "simulate")
+    assert ("warm" in calls) == warmed
 
 
 def test_cli_replay(tmp_path, capsys):

@@ -135,6 +135,29 @@ def test_auto_compiles_from_the_threshold_on(monkeypatch):
     assert calls == [inst.n_jobs]
 
 
+def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch):
+    import asrpt_opt.sim.compiled as compiled
+    import asrpt_opt.sim.engine as engine
+
+    calls = []
+    real = engine.run_compiled
+
+    def recording(*args):
+        calls.append(args[0].policy.name)
+        return real(*args)
+
+    monkeypatch.setattr(engine, "run_compiled", recording)
+    assert compiled.COMPILED_FROM_RULE["tiresias-gittins"] < COMPILED_FROM
+    inst = _random_instance(2)
+    monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
+    simulate(inst, "fifo")
+    assert calls == []  # fifo keeps the general threshold
+    for name in ("tiresias-gittins", "gittins"):
+        auto = simulate(inst, name)
+        assert auto.schedule == simulate(inst, name, engine="python").schedule
+    assert calls == ["tiresias-gittins", "gittins"]
+
+
 def test_compiled_refuses_what_it_cannot_run():
     inst = _random_instance(1)
 
