@@ -111,51 +111,49 @@ def test_compiled_preempts_and_raises_predictions():
     assert np.any(b.predicted_work < [inst_job.duration_s for inst_job in inst.jobs])
 
 
-def test_auto_compiles_from_the_threshold_on(monkeypatch):
-    import asrpt_opt.sim.compiled as compiled
+@pytest.fixture
+def compiled_runs(monkeypatch):
+    """The simulations that run in the compiled core, as (policy name, jobs), in order."""
     import asrpt_opt.sim.engine as engine
 
-    calls = []
+    calls: list[tuple[str, int]] = []
     real = engine.run_compiled
 
     def recording(*args):
-        calls.append(args[0].instance.n_jobs)
+        calls.append((args[0].policy.name, args[0].instance.n_jobs))
         return real(*args)
 
     monkeypatch.setattr(engine, "run_compiled", recording)
+    return calls
+
+
+def test_auto_compiles_from_the_threshold_on(monkeypatch, compiled_runs):
+    import asrpt_opt.sim.compiled as compiled
+
     inst = _random_instance(0)
     assert inst.n_jobs < COMPILED_FROM
     simulate(inst, "fifo")
-    assert calls == []  # below the threshold, auto stays in Python (no numba import)
+    assert compiled_runs == []  # below the threshold, auto stays in Python (no numba import)
     monkeypatch.setattr(compiled, "COMPILED_FROM", inst.n_jobs)
     auto = simulate(inst, "fifo")
-    assert calls == [inst.n_jobs]
+    assert compiled_runs == [("fifo", inst.n_jobs)]
     assert auto.schedule == simulate(inst, "fifo", engine="python").schedule
     simulate(inst, "fifo", refit_every=3)  # a refitted predictor: Python, whatever the size
-    assert calls == [inst.n_jobs]
+    assert compiled_runs == [("fifo", inst.n_jobs)]
 
 
-def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch):
+def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch, compiled_runs):
     import asrpt_opt.sim.compiled as compiled
-    import asrpt_opt.sim.engine as engine
 
-    calls = []
-    real = engine.run_compiled
-
-    def recording(*args):
-        calls.append(args[0].policy.name)
-        return real(*args)
-
-    monkeypatch.setattr(engine, "run_compiled", recording)
     assert compiled.COMPILED_FROM_RULE["tiresias-gittins"] < COMPILED_FROM
     inst = _random_instance(2)
     monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
     simulate(inst, "fifo")
-    assert calls == []  # fifo keeps the general threshold
+    assert compiled_runs == []  # fifo keeps the general threshold
     for name in ("tiresias-gittins", "gittins"):
         auto = simulate(inst, name)
         assert auto.schedule == simulate(inst, name, engine="python").schedule
-    assert calls == ["tiresias-gittins", "gittins"]
+    assert [name for name, _ in compiled_runs] == ["tiresias-gittins", "gittins"]
 
 
 def test_compiled_refuses_what_it_cannot_run():
