@@ -128,7 +128,7 @@ def replay(
     from importlib.metadata import version
 
     from asrpt_opt.prediction import make_predictor, seed_params
-    from asrpt_opt.sim.compiled import COMPILED_FROM, COMPILED_FROM_RULE, compiles_from, warm_up
+    from asrpt_opt.sim.compiled import compiles_from, fewest_compiled_jobs, warm_up
     from asrpt_opt.sim.engine import simulate
     from asrpt_opt.sim.registry import make_policy
     from asrpt_opt.speed.default import default_speed
@@ -143,7 +143,7 @@ def replay(
     if (
         instance.is_abstract
         and refit_every is None
-        and instance.n_jobs >= min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
+        and instance.n_jobs >= fewest_compiled_jobs()
         and any(
             instance.n_jobs
             >= compiles_from(make_policy(name, **(policy_params or {}).get(name, {})))

@@ -76,15 +76,16 @@ def _block_above(top: Any, lo: int, n_blocks: int, x: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _in_block(values: Any, b: int, size: int, x: int) -> int:
-    # Sizes of block b at most x (bisect_right), without branches to mispredict.
-    if size == 0 or values[b, 0] > x:
-        return 0
-    base = 0
-    while size > 1:
-        half = size >> 1
+def _in_block(values: Any, b: int, base: int, size: int, x: int) -> int:
+    # Sizes of block b at most x (bisect_right), knowing the first ``base`` of them are,
+    # without branches to mispredict.
+    n = size - base
+    if n == 0 or values[b, base] > x:
+        return base
+    while n > 1:
+        half = n >> 1
         base = base + half if values[b, base + half] <= x else base
-        size -= half
+        n -= half
     return base + 1
 
 
@@ -104,7 +105,7 @@ def sample_add(sample: Any, size: int) -> None:
     k = min(_block_above(top, 0, meta[0], size), meta[0] - 1)
     b = order[k]
     m = length[b]
-    pos = _in_block(values, b, m, size)
+    pos = _in_block(values, b, 0, m, size)
     for i in range(m, pos, -1):
         values[b, i] = values[b, i - 1]
     values[b, pos] = size
@@ -143,20 +144,6 @@ def _sums_from(sample: Any, k: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def _in_block_from(values: Any, b: int, base: int, size: int, x: int) -> int:
-    # Sizes of block b at most x, knowing the first `base` of them are (bisect_right from
-    # base).
-    lo, hi = base, size
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if values[b, mid] > x:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(cache=True, inline="always")
 def gittins_index(
     values: Any,
     prefix: Any,
@@ -177,7 +164,7 @@ def gittins_index(
     if k == n_blocks:
         return 0.0
     b = order[k]
-    pos = _in_block(values, b, length[b], attained)
+    pos = _in_block(values, b, 0, length[b], attained)
     lo = before_n[k] + pos
     below_lo = before_s[k] + prefix[b, pos]
     last = top[n_blocks - 1]
@@ -192,7 +179,7 @@ def gittins_index(
             k = _block_above(top, k + 1, n_blocks, nxt)
             b = order[k]
             pos = 0
-        pos = _in_block_from(values, b, pos, length[b], nxt)
+        pos = _in_block(values, b, pos, length[b], nxt)
         hi = before_n[k] + pos
         below_hi = before_s[k] + prefix[b, pos]
     p = np.floor((hi - lo) / (num - lo) * 100000.0 + 0.5) / 100000.0

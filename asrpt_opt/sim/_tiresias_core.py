@@ -258,18 +258,10 @@ def sort_by_index(queue: Any, m: int, index: Any, release: Any) -> None:
 
 @njit(cache=True)
 def _merge_sort(queue: Any, m: int, index: Any, release: Any) -> None:
-    # The order of sort_by_index in O(m log m): a stable sort on the index, then each run
-    # of equal indices stably on the release.
-    rank = np.argsort(-index[:m], kind="mergesort")
-    i = 0
-    while i < m:
-        k = i + 1
-        while k < m and index[rank[k]] == index[rank[i]]:
-            k += 1
-        if k - i > 1:
-            run = rank[i:k]
-            rank[i:k] = run[np.argsort(release[run], kind="mergesort")]
-        i = k
+    # The order of sort_by_index in O(m log m): stable sorts on the release, then on the
+    # index.
+    rank = np.argsort(release[:m], kind="mergesort")
+    rank = rank[np.argsort(-index[:m][rank], kind="mergesort")]
     queue[:m] = queue[:m][rank]
     index[:m] = index[:m][rank]
     release[:m] = release[:m][rank]

@@ -39,6 +39,7 @@ __all__ = [
     "CoreRule",
     "compiled_rule",
     "compiles_from",
+    "fewest_compiled_jobs",
     "run_compiled",
     "warm_up",
 ]
@@ -143,12 +144,9 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, got {engine!r}")
     n = sim.instance.n_jobs
-    if engine == "python" or (
-        engine == "auto" and n < min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
-    ):
+    if engine == "python" or (engine == "auto" and n < fewest_compiled_jobs()):
         return None  # without asking the policy (Gittins would read its sample file twice)
-    get = getattr(sim.policy, "core_rule", None)
-    rule = get() if callable(get) else None
+    rule = _rule_of(sim.policy)
     why = None
     if rule is None:
         why = f"policy {sim.policy.name!r} (with these parameters) has no compiled rule"
@@ -180,9 +178,25 @@ def compiles_from(policy: object) -> float:
         :data:`COMPILED_FROM`, or the rule's entry of :data:`COMPILED_FROM_RULE`; infinity
         for a policy the core cannot run.
     """
-    get = getattr(policy, "core_rule", None)
-    rule = get() if callable(get) else None
+    rule = _rule_of(policy)
     return math.inf if rule is None else _threshold(rule)
+
+
+def fewest_compiled_jobs() -> int:
+    """The fewest jobs from which ``engine="auto"`` runs any policy compiled.
+
+    Returns
+    -------
+    int
+        The smallest of :data:`COMPILED_FROM` and :data:`COMPILED_FROM_RULE`'s entries.
+    """
+    return min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
+
+
+def _rule_of(policy: object) -> CoreRule | None:
+    get = getattr(policy, "core_rule", None)
+    rule: CoreRule | None = get() if callable(get) else None
+    return rule
 
 
 def _threshold(rule: CoreRule) -> int:
