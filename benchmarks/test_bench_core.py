@@ -11,6 +11,7 @@ import pytest
 from asrpt_opt.relaxation import srpt
 from asrpt_opt.sim import simulate
 from asrpt_opt.sim.compiled import warm_up
+from asrpt_opt.sim.registry import make_policy
 from benchmarks.conftest import philly
 
 
@@ -28,7 +29,7 @@ def test_srpt_one_million_jobs(benchmark):
 @pytest.mark.parametrize("policy", ["fifo", "a-srpt"])
 def test_simulate_scaling_short_queue(benchmark, policy, n_jobs):
     # Offered load 0.7: the queue stays short, so cost should grow as n log n.
-    warm_up()  # the compiled core (from 50,000 jobs) compiles outside the timing
+    warm_up(make_policy(policy))  # the compiled loop (from 50,000 jobs) compiles first
     inst = philly(n_jobs, load=0.7)
     result = benchmark.pedantic(simulate, args=(inst, policy), rounds=1, iterations=1)
     assert result.metrics.n_jobs == n_jobs
@@ -37,7 +38,7 @@ def test_simulate_scaling_short_queue(benchmark, policy, n_jobs):
 @pytest.mark.parametrize("policy", ["fifo", "a-srpt"])
 def test_simulate_100k_jobs_1024_gpus_heavy_load(benchmark, policy):
     # The headline case: offered load 0.9, long queues in bursts.
-    warm_up()
+    warm_up(make_policy(policy))
     inst = philly(100_000, load=0.9)
     result = benchmark.pedantic(simulate, args=(inst, policy), rounds=1, iterations=1)
     assert result.metrics.n_jobs == 100_000

@@ -51,7 +51,7 @@ def _loop(inst, policy: str, engine: str) -> tuple[float, object]:
 @pytest.mark.parametrize("load", [0.7, 0.9])
 @pytest.mark.parametrize("policy", PRIMARY)
 def test_loop_throughput(benchmark, policy, load):
-    warm_up()
+    warm_up(make_policy(policy))
     inst = philly(N_JOBS, load=load)
     result: dict[str, float] = {}
 

@@ -140,17 +140,11 @@ def replay(
     walls: dict[str, float] = {}
     results: dict[str, SimulationResult] = {}
     params = seed_params(predictor, seed)
-    if (
-        instance.is_abstract
-        and refit_every is None
-        and instance.n_jobs >= fewest_compiled_jobs()
-        and any(
-            instance.n_jobs
-            >= compiles_from(make_policy(name, **(policy_params or {}).get(name, {})))
-            for name in policies
-        )
-    ):
-        warm_up()  # the compiled core compiles (once) outside every policy's wall time
+    if instance.is_abstract and refit_every is None and instance.n_jobs >= fewest_compiled_jobs():
+        built = [make_policy(name, **(policy_params or {}).get(name, {})) for name in policies]
+        compiling = [p for p in built if instance.n_jobs >= compiles_from(p)]
+        if compiling:
+            warm_up(*compiling)  # compiled (once) outside every policy's wall time
     for k, name in enumerate(policies):
         pred = make_predictor(predictor, **params)
         t0 = time.perf_counter()

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from asrpt_opt._numba import njit
 
 __all__ = ["best_connected", "grow", "multistart", "refine", "weight_matrix"]
 

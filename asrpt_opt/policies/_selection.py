@@ -7,10 +7,11 @@ Policies that pick, at each decision, the whole set of jobs that should hold GPU
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from asrpt_opt.sim.view import WAITING, ClusterView, Start
 
-__all__ = ["serve"]
+__all__ = ["selection_state", "serve"]
 
 
 def serve(
@@ -56,3 +57,23 @@ def serve(
             free[s] -= c
         starts.append(Start(j, allocation))
     return tuple(starts), tuple(preempts)
+
+
+def selection_state(rule: str, trust: float, quantum_s: float, state: Any) -> Any:
+    """The compiled state (:mod:`asrpt_opt.policies._selection_kernel`) of a selection rule.
+
+    Parameters
+    ----------
+    rule : {"serverfilling-srpt", "prr"}
+    trust, quantum_s : float
+        PRR's knobs (``quantum_s`` NaN: half the mean predicted length).
+    state : SimState
+        The compiled simulator's state.
+
+    Returns
+    -------
+    SelectionState
+    """
+    from asrpt_opt.policies import _selection_kernel as kernel
+
+    return kernel.new_state(state, kernel.RULES.index(rule), trust, quantum_s)

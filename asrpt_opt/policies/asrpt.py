@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies.list_scheduler import ListScheduler
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
 __all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS"]
@@ -23,7 +24,7 @@ FINISHED_ORDERS = ("virtual", "remaining")
 
 # A job "runs past" its prediction only beyond this relative margin, so that float rounding
 # of an exact (oracle) prediction never triggers a raise before the job's completion event.
-_MARGIN = 1e-6
+MARGIN = 1e-6
 
 
 class ASRPT(ListScheduler):
@@ -90,17 +91,18 @@ class ASRPT(ListScheduler):
         self.adaptive = adaptive
         self.finished_order = finished_order
 
-    def core_rule(self) -> CoreRule | None:
-        """The compiled core's A-SRPT with these knobs (None for a subclass).
+    def kernel(self) -> Kernel | None:
+        """The compiled A-SRPT (:mod:`asrpt_opt.policies.asrpt_kernel`) with these knobs
+        (None for a subclass).
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
-        rule = super().core_rule()
-        if rule is None:
+        if not self._compiles():
             return None
-        return replace(rule, adaptive=self.adaptive, finished_order=self.finished_order)
+        knobs = (self.adaptive, self.finished_order, bool(self.backfill))
+        return Kernel(name="a-srpt", build=partial(_asrpt_state, *knobs))
 
     # ----------------------------------------------------------------- virtual machine
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
@@ -216,7 +218,7 @@ class ASRPT(ListScheduler):
         # making progress from ``progress_s`` on (after any restore overhead): exact, so the
         # wake-up it asks for finds the overrun it was asked for.
         self._cross_seq[job] += 1
-        left = self._pred[job] * (1.0 + 2.0 * _MARGIN) - view.attained_work(job)
+        left = self._pred[job] * (1.0 + 2.0 * MARGIN) - view.attained_work(job)
         when = max(progress_s, view.now_s) + max(left, 0.0) / rate
         heapq.heappush(self._cross, (when, job, self._cross_seq[job]))
 
@@ -228,7 +230,7 @@ class ASRPT(ListScheduler):
             if seq != self._cross_seq[j] or view.status(j) != RUNNING:
                 continue
             attained = view.attained_work(j)
-            if attained >= self._pred[j] * (1.0 + _MARGIN):
+            if attained >= self._pred[j] * (1.0 + MARGIN):
                 new = (
                     2.0 * attained if self.adaptive == "double" else attained + self._first_pred[j]
                 )
@@ -270,3 +272,12 @@ class ASRPT(ListScheduler):
         if heap and heap[0][0] > view.now_s:
             return heap[0][0]
         return None
+
+
+def _asrpt_state(adaptive: str, finished_order: str, backfill: bool, state: Any) -> Any:
+    """A-SRPT's compiled state for the compiled simulator ``state`` (knobs checked by
+    :meth:`ASRPT.reset`)."""
+    from asrpt_opt.policies import asrpt_kernel
+
+    remaining = finished_order == "remaining"
+    return asrpt_kernel.new_state(state, ADAPTIVE_RULES.index(adaptive), remaining, backfill)

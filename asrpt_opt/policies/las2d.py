@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies.list_scheduler import ListScheduler
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.policies.list_scheduler import ListScheduler, _list_state
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import ClusterView, Start
 
 __all__ = ["TwoDimensionalLAS"]
@@ -56,18 +56,17 @@ class TwoDimensionalLAS(ListScheduler):
         super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.thresholds_gpu_s = thresholds_gpu_s
 
-    def core_rule(self) -> CoreRule | None:
-        """The compiled core's 2D-LAS with these thresholds (None for a subclass).
+    def kernel(self) -> Kernel | None:
+        """The compiled 2D-LAS with these thresholds (None for a subclass).
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
-        rule = super().core_rule()
-        if rule is None:
+        if not self._compiles():
             return None
-        thresholds = tuple(float(x) for x in np.asarray(self.thresholds_gpu_s, dtype=np.float64))
-        return replace(rule, thresholds_gpu_s=thresholds)
+        build = partial(_list_state, "2d-las", bool(self.backfill), self.thresholds_gpu_s)
+        return Kernel(name="2d-las", build=build)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Validate the thresholds and empty the queues."""

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import heapq
 from bisect import insort
-from typing import ClassVar
+from functools import partial
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.allocation import Allocation
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["ListScheduler"]
@@ -47,8 +48,9 @@ class ListScheduler:
     preemptive = False
     #: The placement method :func:`~asrpt_opt.sim.engine.simulate` uses when none is given.
     default_placement = "consolidate"
-    #: The compiled core's rule for exactly this class (:mod:`asrpt_opt.sim.compiled`); a
-    #: subclass, which may change any hook, has none unless it sets its own.
+    #: The key rule of exactly this class in its compiled kernel
+    #: (:data:`asrpt_opt.policies.list_scheduler_kernel.KEYS`); a subclass, which may change
+    #: any hook, has none unless it sets its own.
     _core: ClassVar[str | None] = None
 
     def __init__(
@@ -61,18 +63,22 @@ class ListScheduler:
         self.backfill = backfill
         self.max_placement_slowdown = max_placement_slowdown
 
-    def core_rule(self) -> CoreRule | None:
-        """This policy's rule in the compiled core, or None when it has none (a subclass, or
-        the placement-aware start rule).
+    def kernel(self) -> Kernel | None:
+        """This policy's compiled kernel (:mod:`asrpt_opt.policies.list_scheduler_kernel`),
+        or None when it has none (a subclass, or the placement-aware start rule).
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
-        rule = type(self).__dict__.get("_core")
-        if rule is None or self.max_placement_slowdown is not None:
+        if not self._compiles():
             return None
-        return CoreRule(rule=rule, backfill=bool(self.backfill))
+        rule = type(self).__dict__["_core"]
+        return Kernel(name=rule, build=partial(_list_state, rule, bool(self.backfill), ()))
+
+    def _compiles(self) -> bool:
+        # Exactly a class with a compiled rule, without the placement-aware start rule.
+        return type(self).__dict__.get("_core") is not None and self.max_placement_slowdown is None
 
     # ----------------------------------------------------------------- hooks
     def waiting_key(self, job: int, view: ClusterView) -> float:
@@ -299,3 +305,11 @@ class _Running:
         self._alive[slots] = alive
         live = self._keys[self._alive]
         self._max_key = float(live.max()) if live.size else -np.inf
+
+
+def _list_state(rule: str, backfill: bool, thresholds: Any, state: Any) -> Any:
+    """The compiled list state of key rule ``rule`` for the compiled simulator ``state``."""
+    from asrpt_opt.policies import list_scheduler_kernel as kernel
+
+    limits = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    return kernel.new_state(state, kernel.KEYS.index(rule), backfill, limits)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from functools import partial
 
 import numpy as np
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies._selection import serve
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.policies._selection import selection_state, serve
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["PreferentialRoundRobin"]
@@ -62,18 +63,19 @@ class PreferentialRoundRobin:
         self.trust = trust
         self.quantum_s = quantum_s
 
-    def core_rule(self) -> CoreRule | None:
-        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
-        subclass, which may change any step.
+    def kernel(self) -> Kernel | None:
+        """This policy's compiled kernel (:mod:`asrpt_opt.policies._selection_kernel`); None
+        for a subclass, which may change any step.
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
         if type(self) is not PreferentialRoundRobin:
             return None
         quantum = math.nan if self.quantum_s is None else float(self.quantum_s)
-        return CoreRule(rule="prr", trust=float(self.trust), quantum_s=quantum)
+        build = partial(selection_state, "prr", float(self.trust), quantum)
+        return Kernel(name="prr", build=build)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job; the first quantum starts with the first decision."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import numpy as np
 
-from asrpt_opt.policies._selection import serve
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.policies._selection import selection_state, serve
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
 __all__ = ["ServerFillingSRPT"]
@@ -34,17 +37,18 @@ class ServerFillingSRPT:
     name = "serverfilling-srpt"
     preemptive = True
 
-    def core_rule(self) -> CoreRule | None:
-        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
-        subclass, which may change any step.
+    def kernel(self) -> Kernel | None:
+        """This policy's compiled kernel (:mod:`asrpt_opt.policies._selection_kernel`); None
+        for a subclass, which may change any step.
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
         if type(self) is not ServerFillingSRPT:
             return None
-        return CoreRule(rule="serverfilling-srpt")
+        build = partial(selection_state, self.name, math.nan, math.nan)
+        return Kernel(name=self.name, build=build)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""

@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Sequence
+from functools import partial
 from os import PathLike
 from typing import Any
 
@@ -43,13 +44,16 @@ import numpy as np
 from asrpt_opt.errors import UsageError
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.policies._gittins_sample import SizeSample, read_sample, whole_array
-from asrpt_opt.sim.compiled import CoreRule
+from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "Gittins", "TiresiasDLAS", "TiresiasGittins"]
 
 #: Tiresias' default queue limits (GPU-seconds): three queues.
 TIRESIAS_QUEUE_LIMITS_GPU_S = (3250, 7200)
+#: The compiled kernel holds limits, the quantum and sizes as 64-bit integers below this
+#: (products of two stay exact); others run in Python.
+KERNEL_WHOLE = 2**31
 
 
 class TiresiasDLAS:
@@ -73,17 +77,18 @@ class TiresiasDLAS:
     def __init__(self, *, queue_limits_gpu_s: Sequence[int] = TIRESIAS_QUEUE_LIMITS_GPU_S) -> None:
         self.queue_limits_gpu_s = queue_limits_gpu_s
 
-    def core_rule(self) -> CoreRule | None:
-        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
-        subclass, which may change any step.
+    def kernel(self) -> Kernel | None:
+        """This policy's compiled kernel (:mod:`asrpt_opt.policies.tiresias_kernel`); None
+        for a subclass, which may change any step, or limits past the kernel's whole
+        numbers.
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
         if type(self) is not TiresiasDLAS:
             return None
-        return _whole_rule(rule="tiresias-2d-las", queue_limits_gpu_s=self._checked_limits())
+        return _whole_kernel(self.name, self._checked_limits(), 1, ())
 
     def _checked_limits(self) -> tuple[int, ...]:
         limits = tuple(int(x) for x in self.queue_limits_gpu_s)
@@ -339,24 +344,21 @@ class TiresiasGittins(TiresiasDLAS):
         self.service_sample_s = service_sample_s
         self.delta_s = delta_s
 
-    def core_rule(self) -> CoreRule | None:
-        """This policy in the compiled core (:mod:`asrpt_opt.sim.compiled`); None for a
-        subclass other than :class:`Gittins`, which may change any step.
+    def kernel(self) -> Kernel | None:
+        """This policy's compiled kernel (:mod:`asrpt_opt.policies.tiresias_kernel`); None
+        for a subclass other than :class:`Gittins`, which may change any step, or limits,
+        quantum or sizes past the kernel's whole numbers.
 
         Returns
         -------
-        CoreRule or None
+        Kernel or None
         """
         if type(self) not in (TiresiasGittins, Gittins):
             return None
         self._check_delta()
         sample = () if self.service_sample_s is None else read_sample(self.service_sample_s)
-        return _whole_rule(
-            rule="tiresias-gittins",
-            queue_limits_gpu_s=self._checked_limits(),
-            delta_s=self.delta_s,
-            service_sample_s=tuple(sample),
-        )
+        limits = self._checked_limits()
+        return _whole_kernel("tiresias-gittins", limits, self.delta_s, tuple(sample))
 
     def _check_delta(self) -> None:
         if not (isinstance(self.delta_s, int) and self.delta_s > 0):
@@ -392,12 +394,28 @@ class TiresiasGittins(TiresiasDLAS):
         return [queue[k] for k in rank.tolist()]
 
 
-def _whole_rule(**fields: Any) -> CoreRule | None:
-    # Limits, quanta and sizes past the core's whole numbers stay in Python.
-    try:
-        return CoreRule(**fields)
-    except UsageError:
+def _whole_kernel(
+    name: str, limits: tuple[int, ...], delta_s: int, sizes: tuple[int, ...]
+) -> Kernel | None:
+    # Limits, quanta and sizes past the kernel's whole numbers stay in Python.
+    if not all(type(x) is int and 0 < x < KERNEL_WHOLE for x in (*limits, delta_s, *sizes)):
         return None
+    gittins = name == "tiresias-gittins"
+    return Kernel(name=name, build=partial(_tiresias_state, limits, gittins, delta_s, sizes))
+
+
+def _tiresias_state(
+    limits: tuple[int, ...], gittins: bool, delta_s: int, sizes: tuple[int, ...], state: Any
+) -> Any:
+    from asrpt_opt.policies import tiresias_kernel
+
+    return tiresias_kernel.new_state(
+        state,
+        np.asarray(limits, dtype=np.int64),
+        gittins,
+        delta_s,
+        np.asarray(sizes, dtype=np.int64),
+    )
 
 
 class Gittins(TiresiasGittins):

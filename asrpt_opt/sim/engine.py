@@ -40,7 +40,7 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment, runs_json_text
 from asrpt_opt.prediction import OraclePredictor, Predictor
-from asrpt_opt.sim.compiled import compiled_rule, run_compiled
+from asrpt_opt.sim.compiled import compiled_kernel, run_compiled
 from asrpt_opt.sim.metrics import Metrics, compute_metrics
 from asrpt_opt.sim.placer import Placer
 from asrpt_opt.sim.registry import make_policy
@@ -238,8 +238,8 @@ class Simulator:
         self.status = [UNRELEASED] * n
         # The compiled core keeps its own state: a run it takes allocates none of the
         # per-job lists below (a million-job run's memory).
-        self._rule = compiled_rule(self, engine)
-        if self._rule is None:
+        self._kernel = compiled_kernel(self, engine)
+        if self._kernel is None:
             self._loop_state(n)
         self._events: list[tuple[float, int, int, int]] = []
         self._wake_version = 0
@@ -273,6 +273,11 @@ class Simulator:
         self._running_cache: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
 
     # ----------------------------------------------------------------- state queries
+    @property
+    def job_work(self) -> NDArray[np.float64]:
+        """Each job's work units under the speed model, as an array."""
+        return np.asarray(self._work, dtype=np.float64)
+
     def attained_work(self, job: int) -> float:
         """Work units ``job`` has processed at the current time."""
         if self.status[job] == RUNNING:
@@ -484,12 +489,12 @@ class Simulator:
         ahead = None
         if self.refit_every is None and n:
             ahead = self._predictions(by_release)
-        if self._rule is not None and ahead is not None:
-            schedule = run_compiled(self, self._rule, ahead, by_release)
+        if self._kernel is not None and ahead is not None:
+            schedule = run_compiled(self, self._kernel, ahead, by_release)
             if schedule is not None:
                 return schedule
             # Past the core's integers: the Python loop, from a fresh policy.
-            self._rule = None
+            self._kernel = None
             self._loop_state(n)
             policy.reset(view, self.rng)
         order = by_release.tolist()

@@ -71,7 +71,7 @@ def test_replay_compiles_the_core_before_timing_only_when_a_policy_will_run_it(
     monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
     calls: list[str] = []
     warm_up, simulate = compiled.warm_up, engine.simulate
-    monkeypatch.setattr(compiled, "warm_up", lambda: calls.append("warm") or warm_up())
+    monkeypatch.setattr(compiled, "warm_up", lambda *p: calls.append("warm") or warm_up(*p))
     monkeypatch.setattr(
         engine, "simulate", lambda *a, **k: calls.append("simulate") or simulate(*a, **k)
     )

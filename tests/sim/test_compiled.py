@@ -17,7 +17,7 @@ from asrpt_opt.model import Cluster, Instance, Job, instance_from_dict
 from asrpt_opt.policies import SRTF, PreferentialRoundRobin, TiresiasDLAS, TiresiasGittins
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.sim import simulate
-from asrpt_opt.sim.compiled import COMPILED_FROM, CoreRule
+from asrpt_opt.sim.compiled import COMPILED_FROM, Kernel
 from asrpt_opt.traces.synthetic import philly_like
 from tests.model.test_io import DESIGN_EXAMPLE
 
@@ -163,22 +163,22 @@ def test_compiled_refuses_what_it_cannot_run():
         def waiting_key(self, job, view):
             return -super().waiting_key(job, view)
 
-    assert MySRTF().core_rule() is None  # a subclass may change any hook
+    assert MySRTF().kernel() is None  # a subclass may change any hook
 
     class MyPRR(PreferentialRoundRobin):
         pass
 
-    assert MyPRR().core_rule() is None
-    with pytest.raises(UsageError, match="no compiled rule"):
+    assert MyPRR().kernel() is None
+    with pytest.raises(UsageError, match="no compiled kernel"):
         simulate(inst, MySRTF(), engine="compiled")
 
     class MyTiresias(TiresiasDLAS):
         pass
 
-    assert MyTiresias().core_rule() is None
-    with pytest.raises(UsageError, match="no compiled rule"):
+    assert MyTiresias().kernel() is None
+    with pytest.raises(UsageError, match="no compiled kernel"):
         simulate(inst, MyTiresias(), engine="compiled")
-    with pytest.raises(UsageError, match="no compiled rule"):
+    with pytest.raises(UsageError, match="no compiled kernel"):
         simulate(inst, "fifo", engine="compiled", max_placement_slowdown=2.0)
     with pytest.raises(UsageError, match="refitted"):
         simulate(inst, "fifo", engine="compiled", refit_every=5)
@@ -186,8 +186,8 @@ def test_compiled_refuses_what_it_cannot_run():
         simulate(instance_from_dict(DESIGN_EXAMPLE), "fifo", engine="compiled")
     with pytest.raises(UsageError, match="engine must be one of"):
         simulate(inst, "fifo", engine="fast")
-    with pytest.raises(UsageError, match="no rule"):
-        CoreRule(rule="lottery")
+    with pytest.raises(UsageError, match="must be callable"):
+        Kernel(name="lottery", build=None)  # type: ignore[arg-type]
     # A subclass that is not compiled still simulates, in Python.
     assert simulate(inst, MySRTF(), engine="auto").metrics.n_jobs == inst.n_jobs
 
@@ -207,8 +207,8 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert cold.returncode == 0, cold.stderr
-    assert "compiling the simulator's core" in cold.stderr
-    assert "the simulator's core compiled in" in cold.stderr
+    assert "compiling the simulator's compiled loop for srtf" in cold.stderr
+    assert "the simulator's compiled loop for srtf compiled in" in cold.stderr
     assert "compiled in" not in warm.stderr
     inst = philly_like(300, servers=(8, 8), load=0.9, seed=1)
     expected = simulate(inst, "srtf", engine="python").metrics.mean_jct_s
@@ -222,7 +222,7 @@ def test_one_huge_server_allocates_nothing_per_gpu(policy):
     # Memory grows with jobs and servers: a server of 10**8 GPUs (800 MB per int64 array)
     # gives the Python loop's schedule, and what Python allocates around the core stays
     # small (tracemalloc sees numpy's arrays, not numba's own: the kernel sizes those by
-    # jobs and servers, see _core.run_core).
+    # jobs and servers, see asrpt_opt.sim.compiled.state.new_state).
     import tracemalloc
 
     from asrpt_opt.model import Cluster, Instance, Job
@@ -299,7 +299,7 @@ def test_compiled_gittins_learns_past_one_block_of_sizes():
 )
 def test_core_gittins_index_equals_the_policys(sizes, attained, delta):
     from asrpt_opt.policies._gittins_sample import SizeSample
-    from asrpt_opt.sim._size_sample import gittins_index, new_sample, sample_add
+    from asrpt_opt.policies._gittins_sample_kernel import gittins_index, new_sample, sample_add
 
     sample = new_sample(len(sizes), delta)
     for size in sizes:
@@ -312,7 +312,7 @@ def test_core_gittins_index_equals_the_policys_over_many_blocks():
     # Thousands of sizes make dozens of blocks: the search for the sizes up to ``nxt``
     # starts in lo's block and often ends blocks later.
     from asrpt_opt.policies._gittins_sample import SizeSample
-    from asrpt_opt.sim._size_sample import gittins_index, new_sample, sample_add
+    from asrpt_opt.policies._gittins_sample_kernel import gittins_index, new_sample, sample_add
 
     rng = np.random.default_rng(5)
     sizes = rng.integers(1, 10**5, 6000).tolist()
@@ -328,7 +328,7 @@ def test_core_gittins_index_equals_the_policys_over_many_blocks():
 def _sorted_queue(keys: list[tuple[float, int]]) -> list[int]:
     # sort_by_index on a queue of jobs 100, 101, ... with these (index, release) keys;
     # checks the keys moved along and the slots past the queue stayed.
-    from asrpt_opt.sim._tiresias_core import sort_by_index
+    from asrpt_opt.policies.tiresias_kernel import sort_by_index
 
     m = len(keys)
     queue = np.arange(100, 100 + m + 3, dtype=np.int64)  # three slots past the queue
@@ -372,11 +372,11 @@ def test_core_sort_of_a_long_queue_is_stable_whichever_sort_finishes_it(arrange)
     assert _sorted_queue(keys) == _stable(keys)
 
 
-def test_core_rules_refuse_limits_past_whole_64_bit_products():
-    assert TiresiasDLAS(queue_limits_gpu_s=(10, 2**40)).core_rule() is None
-    assert TiresiasGittins(service_sample_s=[1, 2**40]).core_rule() is None
+def test_kernels_refuse_limits_past_whole_64_bit_products():
+    assert TiresiasDLAS(queue_limits_gpu_s=(10, 2**40)).kernel() is None
+    assert TiresiasGittins(service_sample_s=[1, 2**40]).kernel() is None
     with pytest.raises(UsageError, match="positive and increasing"):
-        TiresiasDLAS(queue_limits_gpu_s=(10, 5)).core_rule()
+        TiresiasDLAS(queue_limits_gpu_s=(10, 5)).kernel()
 
 
 @pytest.mark.parametrize("policy", ["tiresias-2d-las", "tiresias-gittins"])

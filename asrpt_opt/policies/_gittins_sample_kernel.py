@@ -4,10 +4,8 @@ job's attained service from it.
 The sample is kept in sorted blocks with in-block and per-block prefix sums: a size learned
 at a completion costs O(sqrt n) and an index O(log n), where the Python policy's sorted array
 costs O(n) per completion (numpy) and the reference rebuilds its whole table.
-:mod:`asrpt_opt.sim._tiresias_core` orders Tiresias' queues with it.
-
-Editing this module calls for the same care with numba's cache as
-:mod:`~asrpt_opt.sim._tiresias_core` says (``run_core``'s cache follows ``_core.py`` only).
+:mod:`asrpt_opt.policies.tiresias_kernel` orders Tiresias' queues with it; the Python
+policy's sample is :mod:`asrpt_opt.policies._gittins_sample`.
 
 References
 ----------
@@ -20,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from asrpt_opt._numba import njit
 
 __all__ = ["gittins_index", "new_sample", "sample_add", "sample_count", "sample_total"]
 

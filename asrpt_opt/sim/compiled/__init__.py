@@ -1,24 +1,24 @@
-"""When the simulator runs compiled, and how the compiled core's arrays become a schedule.
+"""When the simulator runs compiled, and how the compiled loop's arrays become a schedule.
 
-The compiled core (:mod:`asrpt_opt.sim._core`, numba) runs the built-in list policies,
-ServerFilling-SRPT, PRR and Tiresias' reference policies (Gittins included) on abstract
-jobs: the same events, decisions and floating-point operations as the Python event loop, so
-the schedules are identical (the tests compare both paths on random instances). It runs
-when a policy states its rule (its ``core_rule()``, as
-:meth:`ListScheduler.core_rule <asrpt_opt.policies.list_scheduler.ListScheduler.core_rule>`:
-only the built-in classes themselves, never a subclass that may change a step), every job
-is abstract and runs at
-:class:`~asrpt_opt.speed.base.AbstractSpeed`, the predictor is never refitted, and the
-instance has at least :data:`COMPILED_FROM` jobs (below, importing numba costs more than it
-saves; :data:`COMPILED_FROM_RULE` lowers that for a rule whose Python policy is slow) or
-``engine="compiled"`` asks for it. Everything else runs in Python.
+The compiled loop (:mod:`asrpt_opt.sim.compiled.loop`, numba) runs a policy's kernel on
+abstract jobs: the same events, decisions and floating-point operations as the Python event
+loop, so the schedules are identical (the tests compare both paths on random instances). A
+policy offers its kernel through ``kernel()``, which returns a :class:`Kernel` (or None):
+only the built-in classes themselves do, never a subclass that may change a step. It runs
+compiled when every job is abstract and runs at :class:`~asrpt_opt.speed.base.AbstractSpeed`,
+the predictor is never refitted, and the instance has at least :data:`COMPILED_FROM` jobs
+(below, importing numba costs more than it saves; :data:`COMPILED_FROM_RULE` lowers that for
+a policy whose Python form is slow) or ``engine="compiled"`` asks for it. Everything else
+runs in Python.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,8 +36,8 @@ __all__ = [
     "COMPILED_FROM",
     "COMPILED_FROM_RULE",
     "ENGINES",
-    "CoreRule",
-    "compiled_rule",
+    "Kernel",
+    "compiled_kernel",
     "compiles_from",
     "fewest_compiled_jobs",
     "run_compiled",
@@ -56,100 +56,53 @@ COMPILED_FROM_RULE = {"tiresias-gittins": 3_000}
 ENGINES = ("auto", "python", "compiled")
 
 _BLOCK = 1 << 16  # jobs whose segments are converted from arrays at once
-_RULES = (
-    "fifo",
-    "sjf",
-    "srtf",
-    "srsf",
-    "2d-las",
-    "a-srpt",
-    "qssf",
-    "serverfilling-srpt",
-    "prr",
-    "tiresias-2d-las",
-    "tiresias-gittins",
-)
-#: Limits and sizes the core holds as 64-bit integers (products of two stay exact).
-_MAX_WHOLE = 2**31
-_ADAPTIVE = ("double", "additive", "none")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class CoreRule:
-    """A policy's rule as the compiled core knows it.
+class Kernel:
+    """A policy's compiled form, as :func:`run_compiled` runs it.
 
     Attributes
     ----------
-    rule : str
-        One of ``fifo``, ``sjf``, ``srtf``, ``srsf``, ``2d-las``, ``a-srpt``, ``qssf``,
-        ``serverfilling-srpt``, ``prr``, ``tiresias-2d-las``, ``tiresias-gittins``.
-    backfill : bool
-    thresholds_gpu_s : tuple of float
-        2D-LAS' queue thresholds (empty for the other rules).
-    adaptive, finished_order : str
-        A-SRPT's knobs (:class:`~asrpt_opt.policies.asrpt.ASRPT`).
-    trust, quantum_s : float
-        PRR's knobs (:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`); NaN for the
-        default quantum.
-    queue_limits_gpu_s : tuple of int
-        Tiresias' queue limits (:class:`~asrpt_opt.policies.tiresias.TiresiasDLAS`).
-    delta_s : int
-        The Gittins quantum (:class:`~asrpt_opt.policies.tiresias.TiresiasGittins`).
-    service_sample_s : tuple of int
-        The Gittins job-size sample; empty to learn it from the completed jobs.
+    name : str
+        The policy's rule (a key of :data:`COMPILED_FROM_RULE`, or any other name).
+    build : callable
+        ``build(state)`` returns the policy's compiled state (a numba structref whose type the
+        policy's kernel module registers the loop's hooks for) for the simulator's compiled
+        state ``state`` (:class:`~asrpt_opt.sim.compiled.state.SimState`).
     """
 
-    rule: str
-    backfill: bool = True
-    thresholds_gpu_s: tuple[float, ...] = ()
-    adaptive: str = "double"
-    finished_order: str = "remaining"
-    trust: float = 0.5
-    quantum_s: float = math.nan
-    queue_limits_gpu_s: tuple[int, ...] = ()
-    delta_s: int = 3250
-    service_sample_s: tuple[int, ...] = ()
+    name: str
+    build: Callable[[Any], Any]
 
     def __post_init__(self) -> None:
-        if self.rule not in _RULES:
-            raise UsageError(f"the compiled core has no rule {self.rule!r} (it has {_RULES})")
-        if self.adaptive not in _ADAPTIVE:
-            raise UsageError(f"adaptive must be one of {_ADAPTIVE}, got {self.adaptive!r}")
-        if self.finished_order not in ("remaining", "virtual"):
-            raise UsageError(
-                f"finished_order must be 'remaining' or 'virtual', got {self.finished_order!r}"
-            )
-        whole = (*self.queue_limits_gpu_s, self.delta_s, *self.service_sample_s)
-        if not all(type(x) is int and 0 < x < _MAX_WHOLE for x in whole):
-            raise UsageError(
-                f"the compiled core takes Tiresias' limits, quantum and sizes as whole numbers "
-                f"in [1, {_MAX_WHOLE}), got {whole}"
-            )
+        if not callable(self.build):
+            raise UsageError(f"a kernel's build must be callable, got {self.build!r}")
 
 
-def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
-    """The rule to run ``sim`` with in the compiled core, or None to run it in Python.
+def compiled_kernel(sim: Simulator, engine: str) -> Kernel | None:
+    """The kernel to run ``sim`` with in the compiled loop, or None to run it in Python.
 
     Parameters
     ----------
     sim : Simulator
     engine : {"auto", "python", "compiled"}
-        ``compiled`` refuses (:class:`~asrpt_opt.errors.UsageError`) a simulation the core
+        ``compiled`` refuses (:class:`~asrpt_opt.errors.UsageError`) a simulation the loop
         cannot run, naming why.
 
     Returns
     -------
-    CoreRule or None
+    Kernel or None
     """
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, got {engine!r}")
     n = sim.instance.n_jobs
     if engine == "python" or (engine == "auto" and n < fewest_compiled_jobs()):
         return None  # without asking the policy (Gittins would read its sample file twice)
-    rule = _rule_of(sim.policy)
+    kernel = _kernel_of(sim.policy)
     why = None
-    if rule is None:
-        why = f"policy {sim.policy.name!r} (with these parameters) has no compiled rule"
+    if kernel is None:
+        why = f"policy {sim.policy.name!r} (with these parameters) has no compiled kernel"
     elif not sim.instance.is_abstract or type(sim.speed) is not AbstractSpeed:
         why = "only abstract jobs at the abstract speed model run compiled"
     elif sim.refit_every is not None:
@@ -158,10 +111,10 @@ def compiled_rule(sim: Simulator, engine: str) -> CoreRule | None:
         if engine == "compiled":
             raise UsageError(f"engine='compiled': {why}")
         return None
-    assert rule is not None
-    if engine == "auto" and n < _threshold(rule):
+    assert kernel is not None
+    if engine == "auto" and n < _threshold(kernel):
         return None
-    return rule
+    return kernel
 
 
 def compiles_from(policy: object) -> float:
@@ -176,10 +129,10 @@ def compiles_from(policy: object) -> float:
     -------
     float
         :data:`COMPILED_FROM`, or the rule's entry of :data:`COMPILED_FROM_RULE`; infinity
-        for a policy the core cannot run.
+        for a policy without a compiled kernel.
     """
-    rule = _rule_of(policy)
-    return math.inf if rule is None else _threshold(rule)
+    kernel = _kernel_of(policy)
+    return math.inf if kernel is None else _threshold(kernel)
 
 
 def fewest_compiled_jobs() -> int:
@@ -193,66 +146,67 @@ def fewest_compiled_jobs() -> int:
     return min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
 
 
-def _rule_of(policy: object) -> CoreRule | None:
-    get = getattr(policy, "core_rule", None)
-    rule: CoreRule | None = get() if callable(get) else None
-    return rule
+def _kernel_of(policy: object) -> Kernel | None:
+    get = getattr(policy, "kernel", None)
+    kernel: Kernel | None = get() if callable(get) else None
+    return kernel
 
 
-def _threshold(rule: CoreRule) -> int:
-    return COMPILED_FROM_RULE.get(rule.rule, COMPILED_FROM)
+def _threshold(kernel: Kernel) -> int:
+    return COMPILED_FROM_RULE.get(kernel.name, COMPILED_FROM)
 
 
-def warm_up() -> float:
-    """Compile the core (or load it from numba's cache) once per process, on a tiny instance,
-    with a notice when that takes a while (:func:`~asrpt_opt.notices.compile_once`).
+def warm_up(*policies: object) -> float:
+    """Compile the loop with each policy's kernel (or load it from numba's cache) once per
+    process, on a tiny instance, with a notice when that takes a while
+    (:func:`~asrpt_opt.notices.compile_once`).
+
+    Parameters
+    ----------
+    *policies : Policy
+        Those without a compiled kernel are skipped.
 
     Returns
     -------
     float
         Seconds it took (0 when already done in this process).
     """
-    return compile_once("the simulator's core", "30-60 s", _compile_core, logger)
+    seconds = 0.0
+    for policy in policies:
+        kernel = _kernel_of(policy)
+        if kernel is not None:
+            seconds += compile_once(
+                f"the simulator's compiled loop for {kernel.name}",
+                "20-60 s",
+                partial(_run_tiny, kernel),
+                logger,
+            )
+    return seconds
 
 
-def _compile_core() -> None:
-    from asrpt_opt.sim._core import RULES, run_core
+def _run_tiny(kernel: Kernel) -> None:
+    from asrpt_opt.sim.compiled.loop import run_loop
+    from asrpt_opt.sim.compiled.state import new_state
 
     one = np.ones(2)
-    run_core(
-        RULES["srtf"],
-        True,
-        np.ones(1),
-        np.array([2], np.int64),
-        np.zeros(2),
-        np.arange(2, dtype=np.int64),
-        np.array([1, 2], np.int64),
-        one,
-        one,
-        one,
-        one,
-        0.0,
-        0,
-        True,
-        False,
-        0.5,
-        math.nan,
-        np.ones(1, np.int64),
-        1,
-        np.ones(1, np.int64),
-    )
+    ints = np.array([1, 2], np.int64)
+    state = new_state(
+        np.array([2], np.int64), np.zeros(2), np.arange(2, dtype=np.int64), ints, one, one,
+        one, one, 0.0, False,
+    )  # fmt: skip
+    run_loop(state, kernel.build(state))
 
 
 def run_compiled(
-    sim: Simulator, rule: CoreRule, ahead: np.ndarray, order: np.ndarray
+    sim: Simulator, kernel: Kernel, ahead: np.ndarray, order: np.ndarray
 ) -> Schedule | None:
-    """Run ``sim`` in the compiled core.
+    """Run ``sim`` in the compiled loop.
 
     Parameters
     ----------
     sim : Simulator
         Fresh (not yet run); its ``predicted`` receives every job's prediction.
-    rule : CoreRule
+    kernel : Kernel
     ahead : ndarray
         The predictions, in release order.
     order : ndarray
@@ -261,7 +215,7 @@ def run_compiled(
     Returns
     -------
     Schedule or None
-        None when the run needs integers past the core's 64 bits (Tiresias' attained
+        None when the run needs integers past the kernel's 64 bits (Tiresias' attained
         GPU-seconds on extreme inputs): ``engine="auto"`` then runs it in Python.
 
     Raises
@@ -269,37 +223,30 @@ def run_compiled(
     UsageError
         For that reason under ``engine="compiled"``.
     """
-    warm_up()
-    from asrpt_opt.sim._core import ADAPTIVE, OVERFLOW, RULES, STALLED, run_core
+    warm_up(sim.policy)
+    from asrpt_opt.sim.compiled.loop import run_loop
+    from asrpt_opt.sim.compiled.state import OVERFLOW, STALLED, new_state
 
     jobs = sim.instance.jobs
     n = len(jobs)
     predicted = np.empty(n)
     predicted[order] = ahead
-    code, *arrays = run_core(
-        RULES[rule.rule],
-        rule.backfill,
-        np.asarray(rule.thresholds_gpu_s, dtype=np.float64),
+    state = new_state(
         sim.capacity,
         sim.job_release,
         np.asarray(order, dtype=np.int64),
         sim.job_gpus,
-        np.asarray(sim._work, dtype=np.float64),
+        sim.job_work,
         np.fromiter((j.spread_slowdown for j in jobs), np.float64, n),
         sim.best_rate,
         predicted,
         sim.restore_overhead_s,
-        ADAPTIVE[rule.adaptive],
-        rule.finished_order == "remaining",
         sim.predictions_never_low,
-        rule.trust,
-        rule.quantum_s,
-        np.asarray(rule.queue_limits_gpu_s, dtype=np.int64),
-        rule.delta_s,
-        np.asarray(rule.service_sample_s, dtype=np.int64),
     )
+    code, *arrays = run_loop(state, kernel.build(state))
+    del state
     if code == OVERFLOW:
-        why = "attained GPU-seconds past the compiled core's 64-bit integers"
+        why = "attained GPU-seconds past the compiled kernel's 64-bit integers"
         if sim.engine == "compiled":
             raise UsageError(f"engine='compiled': {why}; engine='python' runs it exactly")
         logger.info("%s: running in Python instead", why)

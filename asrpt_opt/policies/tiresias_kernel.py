@@ -1,16 +1,12 @@
-"""Tiresias' discretized 2D-LAS and its Gittins variant, compiled (numba).
+"""The compiled form of Tiresias' discretized 2D-LAS and its Gittins variant
+(:class:`~asrpt_opt.policies.tiresias.TiresiasDLAS`,
+:class:`~asrpt_opt.policies.tiresias.TiresiasGittins`), for
+:mod:`asrpt_opt.sim.compiled.loop`.
 
-The compiled counterparts of :class:`~asrpt_opt.policies.tiresias.TiresiasDLAS` and
-:class:`~asrpt_opt.policies.tiresias.TiresiasGittins`: the same queues, the same updates of
-whole attained seconds, the same walks, orders and queue jumps, step for step.
-:func:`asrpt_opt.sim._core.run_core` calls :func:`arrive`, :func:`leave` and :func:`decide`
-where the Python loop calls the policy's ``on_arrival``, ``on_completion`` and ``decide``.
-
-The job-size sample behind the Gittins index is :mod:`asrpt_opt.sim._size_sample`'s.
-
-Numba caches :func:`~asrpt_opt.sim._core.run_core` with these functions compiled in, and
-its cache follows ``_core.py`` only: after editing this module, clear the ``.nbi``/``.nbc``
-files under ``asrpt_opt/sim/__pycache__`` (an installed release rewrites both files).
+The same queues, the same updates of whole attained seconds, the same walks, orders and
+queue jumps, step for step; the starts are consolidated on the GPUs free once the
+preemptions are applied (``TiresiasDLAS._allocate``). The job-size sample behind the Gittins
+index is :mod:`asrpt_opt.policies._gittins_sample_kernel`'s.
 
 References
 ----------
@@ -23,28 +19,97 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba.experimental import structref
 
-from asrpt_opt.sim._size_sample import (
+from asrpt_opt._numba import njit
+from asrpt_opt._numba.hooks import StateType, implement
+from asrpt_opt.policies._gittins_sample_kernel import (
     gittins_index,
+    new_sample,
     sample_add,
     sample_count,
     sample_total,
 )
+from asrpt_opt.sim.compiled import loop
+from asrpt_opt.sim.compiled.state import OVERFLOW, consolidate, free_preempted, record_start
 
-__all__ = ["arrive", "decide", "leave", "new_state", "sort_by_index"]
+__all__ = ["TiresiasState", "new_state", "sort_by_index"]
 
 #: Attained GPU-seconds and sums of sizes stay below this: Python's integers are unbounded,
-#: the core's are 64-bit, and a run that would pass it stops (OVERFLOW) instead of wrapping.
+#: the kernel's are 64-bit, and a run that would pass it stops (OVERFLOW) instead of wrapping.
 _SAFE = 1 << 62
 _SAFE_FLOAT = float(_SAFE)
 #: Moves per job an insertion sort of a queue may make before a merge sort takes over.
 _SORT_MOVES = 8
 
 
+@structref.register
+class TiresiasStateType(StateType):
+    """The numba type of :class:`TiresiasState`."""
+
+
+class TiresiasState(structref.StructRefProxy):
+    """Tiresias' queues and, for its Gittins order, the job-size sample (:func:`new_state`)."""
+
+
+structref.define_proxy(TiresiasState, TiresiasStateType, ["queues", "sample", "gittins", "learn"])
+
+
+@njit(cache=True)
+def new_state(s: Any, limits: Any, gittins: bool, delta: int, sizes: Any) -> Any:
+    """Empty queues with ``limits`` for the jobs of ``s``; under ``gittins``, the sample
+    ``sizes`` (learned from the completed jobs when empty) with quantum ``delta``."""
+    queues = _new_queues(s.n, limits, s.release)
+    sample = new_sample(s.n + sizes.shape[0] if gittins else 0, max(delta, 1))
+    for size in sizes:
+        sample_add(sample, size)
+    return TiresiasState(queues, sample, gittins, gittins and sizes.shape[0] == 0)
+
+
+@implement(loop.arrive, TiresiasStateType)
+def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
+    arrive(policy.queues, job, now)
+
+
+@implement(loop.finish, TiresiasStateType)
+def _finish(policy: Any, sim: Any, job: int) -> None:
+    leave(policy.queues, job, policy.sample, policy.learn, sim.gpus)
+
+
+@implement(loop.advance, TiresiasStateType)
+def _advance(policy: Any, sim: Any, now: float) -> None:
+    pass
+
+
+@implement(loop.decide, TiresiasStateType)
+def _decide(policy: Any, sim: Any, now: float) -> float:
+    return _decide_and_place(policy, sim, now)
+
+
+@njit(cache=True)
+def _decide_and_place(policy: Any, sim: Any, now: float) -> float:
+    s = sim
+    n_starts, n_pre, wake = decide(
+        policy.queues, policy.sample, policy.gittins, now, s.gpus, s.total_gpus, s.starts,
+        s.preempts,
+    )  # fmt: skip
+    if policy.queues[4][1]:
+        s.code = OVERFLOW
+        return np.nan
+    s.n_starts = n_starts
+    s.n_pre = n_pre
+    # TiresiasDLAS._allocate: consolidate the starts on the GPUs the preempted free.
+    s.d_free[:] = s.free
+    free_preempted(s, 0, 1)
+    for a in range(n_starts):
+        used = consolidate(s.d_free, s.gpus[s.starts[a]], s.out_s, s.out_c)
+        record_start(s, a, used)
+    return wake
+
+
 # --------------------------------------------------------------------------- policy state
 @njit(cache=True)
-def new_state(n: int, limits: Any, release: Any) -> Any:
+def _new_queues(n: int, limits: Any, release: Any) -> Any:
     """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, runnable jobs,
     counts, queue of each job, executed whole seconds, last check, running flags, whole
     releases, marks)``. ``counts`` holds the number of runnable jobs and 1 once the run

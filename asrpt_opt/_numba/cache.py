@@ -1,0 +1,131 @@
+"""A numba cache locator whose freshness stamp covers every kernel source of the package.
+
+Numba's own locators stamp a cached function with its source file's modification time and
+size. The package's kernels call one another across modules (the compiled event loop calls
+a policy's kernel, which calls shared helpers): a change to a callee would leave the caller's
+cached machine code stale. :class:`PackageLocator` wraps the locator numba would have chosen
+(same folder, same file names) and replaces the stamp by a hash of the contents of every
+module of the package that compiles with :func:`njit`, so any edit to any of them
+invalidates every cached kernel, and an unchanged tree keeps its cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numba
+from numba.core import caching
+
+__all__ = ["PACKAGE", "PackageLocator", "kernel_sources", "njit", "source_stamp"]
+
+#: The package whose kernels share one stamp.
+PACKAGE = Path(__file__).resolve().parents[1]
+#: A module compiles kernels when its text holds this import.
+_MARKER = "from asrpt_opt._numba import"
+
+
+def kernel_sources(root: Path = PACKAGE) -> list[Path]:
+    """The package's modules that compile numba kernels, in a stable order.
+
+    Parameters
+    ----------
+    root : Path
+        The package folder.
+
+    Returns
+    -------
+    list of Path
+    """
+    found = [root / "_numba" / "heaps.py"]
+    for path in sorted(root.rglob("*.py")):
+        if path not in found and _MARKER in path.read_text(encoding="utf-8"):
+            found.append(path)
+    return found
+
+
+@functools.cache
+def source_stamp(root: Path = PACKAGE) -> str:
+    """A hash of the contents of every kernel source (computed once per process).
+
+    Parameters
+    ----------
+    root : Path
+        The package folder.
+
+    Returns
+    -------
+    str
+    """
+    digest = hashlib.sha256()
+    for path in kernel_sources(root):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class PackageLocator(caching._CacheLocator):
+    """Numba's locator for a function of the package, with :func:`source_stamp` as stamp."""
+
+    def __init__(self, inner: Any, root: Path) -> None:
+        self._inner = inner
+        self._root = root
+
+    def ensure_cache_path(self) -> None:
+        self._inner.ensure_cache_path()
+
+    def get_cache_path(self) -> Any:
+        return self._inner.get_cache_path()
+
+    def get_source_stamp(self) -> Any:
+        return source_stamp(self._root)
+
+    def get_disambiguator(self) -> Any:
+        return self._inner.get_disambiguator()
+
+    @classmethod
+    def from_function(cls, py_func: Any, py_file: str) -> PackageLocator | None:
+        root = _package_of(Path(py_file))
+        if root is None:
+            return None
+        others: list[Any] = list(caching.CacheImpl._locator_classes)
+        for other in others:
+            if other is cls:
+                continue
+            inner = other.from_function(py_func, py_file)
+            if inner is not None:
+                return cls(inner, root)
+        return None
+
+
+def _package_of(path: Path) -> Path | None:
+    # The asrpt_opt folder holding ``path`` (a copy of the package in another place counts).
+    for parent in path.resolve().parents:
+        if parent.name == PACKAGE.name and (parent / "_numba" / "cache.py").is_file():
+            return parent
+    return None
+
+
+def _install() -> None:
+    classes = caching.CacheImpl._locator_classes
+    if PackageLocator not in classes:
+        classes.insert(0, PackageLocator)
+
+
+def njit(*args: Any, **kwargs: Any) -> Callable[..., Any]:
+    """:func:`numba.njit` with the package's cache locator installed first.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As :func:`numba.njit`.
+
+    Returns
+    -------
+    callable
+    """
+    _install()
+    return numba.njit(*args, **kwargs)

@@ -1,0 +1,217 @@
+"""The compiled form of the policies that choose a set of jobs to serve at each decision
+(:mod:`asrpt_opt.policies._selection`): ServerFilling-SRPT
+(:class:`~asrpt_opt.policies.serverfilling.ServerFillingSRPT`) and Preferential Round-Robin
+(:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`), for
+:mod:`asrpt_opt.sim.compiled.loop`.
+
+Both keep the released, unfinished ("active") jobs in arrival order, rank them at each
+decision, choose a set that fits, and serve it: the running jobs not chosen are preempted,
+the chosen waiting ones start where consolidation places them. The same steps, ties and
+floating-point operations as the Python classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba.experimental import structref
+
+from asrpt_opt._numba import njit
+from asrpt_opt._numba.hooks import StateType, implement
+from asrpt_opt.sim.compiled import loop
+from asrpt_opt.sim.compiled.state import attained, consolidate, record_start
+from asrpt_opt.sim.view import WAITING
+
+__all__ = ["RULES", "SelectionState", "new_state"]
+
+#: The selection rules, by code.
+RULES = ("serverfilling-srpt", "prr")
+_SF, _PRR = range(len(RULES))
+
+
+@structref.register
+class SelectionStateType(StateType):
+    """The numba type of :class:`SelectionState`."""
+
+
+class SelectionState(structref.StructRefProxy):
+    """The active jobs and PRR's quanta (:func:`new_state`)."""
+
+
+structref.define_proxy(
+    SelectionState,
+    SelectionStateType,
+    [
+        "rule", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus", "released",
+        "length_sum", "quantum", "quantum_end", "mark",
+    ],
+)  # fmt: skip
+
+
+@njit(cache=True)
+def new_state(s: Any, rule: int, trust: float, quantum_s: float) -> Any:
+    """No active job yet, for rule ``rule`` (a code of :data:`RULES`); PRR's ``trust`` and
+    ``quantum_s`` (NaN: half the mean predicted length)."""
+    n = s.n
+    return SelectionState(
+        rule, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0, 0,
+        0.0, -1, -np.inf, np.zeros(n, np.bool_),
+    )  # fmt: skip
+
+
+@implement(loop.arrive, SelectionStateType)
+def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
+    p = policy
+    p.act[p.n_act] = job
+    p.act_pos[job] = p.n_act
+    p.n_act += 1
+    p.active_gpus += sim.gpus[job]
+    if p.rule == _PRR:
+        p.released += 1
+        p.length_sum += sim.predicted[job] / sim.best_rate[job]
+
+
+@implement(loop.finish, SelectionStateType)
+def _finish(policy: Any, sim: Any, job: int) -> None:
+    # Kept in arrival order: PRR's ties, and usually already index order.
+    p = policy
+    for i in range(p.act_pos[job], p.n_act - 1):
+        p.act[i] = p.act[i + 1]
+        p.act_pos[p.act[i]] = i
+    p.act_pos[job] = -1
+    p.n_act -= 1
+    p.active_gpus -= sim.gpus[job]
+
+
+@implement(loop.advance, SelectionStateType)
+def _advance(policy: Any, sim: Any, now: float) -> None:
+    pass
+
+
+@implement(loop.decide, SelectionStateType)
+def _decide(policy: Any, sim: Any, now: float) -> float:
+    return _select_and_serve(policy, sim, now)
+
+
+@njit(cache=True)
+def _select_and_serve(p: Any, s: Any, now: float) -> float:
+    # ServerFillingSRPT.decide and PreferentialRoundRobin.decide, then serve(); returns the
+    # wake-up time (NaN: none).
+    if p.n_act == 0:
+        return np.nan
+    if p.rule == _PRR and now >= p.quantum_end - 1e-12:
+        p.quantum += 1
+        # A fixed quantum, or (NaN) half the mean predicted length.
+        q = p.quantum_s
+        length = q if q == q else 0.5 * p.length_sum / max(p.released, 1)
+        p.quantum_end = now + max(length, 2.0 * s.restore_s, 1e-6)
+    fits = p.active_gpus <= s.total_gpus
+    jobs = p.act[: p.n_act]  # in arrival order
+    if p.rule == _SF:
+        for i in range(1, p.n_act):
+            if jobs[i] < jobs[i - 1]:
+                jobs = np.sort(jobs)  # ties go to the lower index
+                break
+    if fits:
+        # Every released job fits: only the waiting ones need an order.
+        jobs = jobs[s.status[jobs] == WAITING]
+    done = np.empty(jobs.shape[0])
+    for i in range(jobs.shape[0]):
+        done[i] = attained(s, jobs[i], now)
+    wake = np.nan
+    if p.rule == _SF:
+        left = (s.predicted[jobs] - done) / s.best_rate[jobs]
+        ranked = jobs[np.argsort(left, kind="mergesort")]  # (remaining, index)
+        if fits:
+            chosen = ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
+        else:
+            chosen = _server_filling(ranked, s.gpus, s.total_gpus, p.mark)
+    else:
+        chosen = _prr_choose(p, s, jobs, done, fits)
+        if not fits and chosen.shape[0] < p.n_act:
+            wake = p.quantum_end  # another quantum matters while a job is left out
+    _serve(p, s, chosen, fits)
+    return wake
+
+
+@njit(cache=True)
+def _prr_choose(p: Any, s: Any, jobs: Any, done: Any, fits: bool) -> Any:
+    # PRR: trusted quanta rank by predicted remaining time, the others by attained time.
+    q, trust = p.quantum, p.trust
+    if np.floor((q + 1) * trust + 1e-12) > np.floor(q * trust + 1e-12):
+        key = np.maximum(s.predicted[jobs] - done, 0.0) / s.best_rate[jobs]
+    else:
+        key = done / s.best_rate[jobs]
+    ranked = jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
+    if fits:
+        return ranked
+    chosen = np.empty(ranked.shape[0], np.int64)
+    n_chosen = 0
+    used = 0
+    for j in ranked:
+        if used + s.gpus[j] <= s.total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += s.gpus[j]
+    return chosen[:n_chosen]
+
+
+@njit(cache=True)
+def _serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
+    # serve(): preempt the running jobs not chosen, then start the chosen waiting ones.
+    s.d_free[:] = s.free
+    if not fits:
+        for j in chosen:
+            p.mark[j] = True
+        for r in range(s.n_run):
+            j = s.run_list[r]
+            if not p.mark[j]:
+                for k in range(s.cur_off[j], s.cur_off[j] + s.cur_len[j]):
+                    s.d_free[s.pool_s[k]] += s.pool_c[k]
+                s.preempts[s.n_pre] = j
+                s.n_pre += 1
+        for j in chosen:
+            p.mark[j] = False
+    for j in chosen:
+        if s.status[j] != WAITING:
+            continue
+        used = consolidate(s.d_free, s.gpus[j], s.out_s, s.out_c)
+        if used == 0:
+            continue
+        record_start(s, s.n_starts, used)
+        s.starts[s.n_starts] = j
+        s.n_starts += 1
+
+
+@njit(cache=True)
+def _server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any) -> Any:
+    # ServerFillingSRPT.select on the jobs in SRPT order.
+    m = ranked.shape[0]
+    k = 0
+    covered = 0
+    while k < m and covered < total_gpus:
+        covered += gpus[ranked[k]]
+        k += 1
+    prefix = ranked[:k][np.argsort(-gpus[ranked[:k]], kind="mergesort")]
+    chosen = np.empty(m, np.int64)
+    n_chosen = 0
+    used = 0
+    for j in prefix:
+        if used + gpus[j] <= total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += gpus[j]
+            mark[j] = True
+    # Beyond the paper: fill the GPUs a non-dividing width left idle.
+    for j in ranked:
+        if used >= total_gpus:
+            break
+        if not mark[j] and used + gpus[j] <= total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += gpus[j]
+            mark[j] = True
+    for i in range(n_chosen):
+        mark[chosen[i]] = False
+    return chosen[:n_chosen]

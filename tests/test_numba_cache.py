@@ -1,0 +1,75 @@
+"""numba's on-disk cache follows every kernel source of the package (asrpt_opt._numba)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from asrpt_opt._numba.cache import PACKAGE, kernel_sources, source_stamp
+
+PROBE = (
+    "import json, numpy as np\n"
+    "from asrpt_opt.relaxation._kernels import srpt_loop\n"
+    "done = srpt_loop(np.array([0.0, 1.0]), np.array([3.0, 1.0]), np.array([0, 1]))\n"
+    "stats = srpt_loop.stats\n"
+    "print(json.dumps([done.tolist(), sum(stats.cache_hits.values()),"
+    " sum(stats.cache_misses.values())]))\n"
+)
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "src"
+    shutil.copytree(
+        PACKAGE, root / "asrpt_opt", ignore=shutil.ignore_patterns("__pycache__", "data")
+    )
+    return root
+
+
+def _run(root: Path, cache: Path) -> list:
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, cwd=root
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_every_kernel_module_is_stamped():
+    names = {p.relative_to(PACKAGE).as_posix() for p in kernel_sources()}
+    assert {
+        "_numba/heaps.py",
+        "sim/compiled/loop.py",
+        "sim/compiled/state.py",
+        "policies/list_scheduler_kernel.py",
+        "policies/asrpt_kernel.py",
+        "policies/_selection_kernel.py",
+        "policies/tiresias_kernel.py",
+        "policies/_gittins_sample_kernel.py",
+        "placement/_kernels.py",
+        "relaxation/_kernels.py",
+    } <= names
+    # A module that compiles kernels with numba's own njit would escape the stamp.
+    for path in PACKAGE.rglob("*.py"):
+        assert "from numba import njit" not in path.read_text(encoding="utf-8"), path
+
+
+def test_editing_another_kernel_module_recompiles_a_cached_kernel(tmp_path):
+    root, cache = _copy(tmp_path), tmp_path / "cache"
+    first = _run(root, cache)
+    again = _run(root, cache)
+    assert first[0] == again[0] == [4.0, 2.0]  # job 1 preempts job 0 at t=1
+    assert (first[1], first[2]) == (0, 1)  # compiled
+    assert (again[1], again[2]) == (1, 0)  # loaded from the cache
+    # The heap srpt_loop calls changes: srpt_loop's own file does not, yet it recompiles.
+    heaps = root / "asrpt_opt" / "_numba" / "heaps.py"
+    before = source_stamp(root / "asrpt_opt")
+    heaps.write_text(heaps.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    source_stamp.cache_clear()
+    assert source_stamp(root / "asrpt_opt") != before
+    edited = _run(root, cache)
+    assert edited[0] == [4.0, 2.0]
+    assert (edited[1], edited[2]) == (0, 1)
