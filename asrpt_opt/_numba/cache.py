@@ -7,12 +7,19 @@ cached machine code stale. :class:`PackageLocator` wraps the locator numba would
 (same folder, same file names) and replaces the stamp by a hash of the contents of every
 module of the package that compiles with :func:`njit`, so any edit to any of them
 invalidates every cached kernel, and an unchanged tree keeps its cache.
+
+The compiled loop is cached once for every policy state type it ran with, so its index can
+name a type from a module that is gone (a kernel written in a script, then deleted or
+renamed). Numba would fail to unpickle that index with an ImportError in every later process;
+:func:`njit` makes numba treat such an index as stale instead (it recompiles and rewrites it).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import logging
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,8 @@ import numba
 from numba.core import caching
 
 __all__ = ["PACKAGE", "PackageLocator", "kernel_sources", "njit", "source_stamp"]
+
+logger = logging.getLogger(__name__)
 
 #: The package whose kernels share one stamp.
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -113,6 +122,24 @@ def _install() -> None:
     classes = caching.CacheImpl._locator_classes
     if PackageLocator not in classes:
         classes.insert(0, PackageLocator)
+    index = caching.IndexDataCacheFile
+    if index._load_index is not _load_index_or_stale:
+        global _numba_load_index
+        _numba_load_index = index._load_index
+        index._load_index = _load_index_or_stale  # type: ignore[method-assign]
+
+
+_numba_load_index: Callable[[Any], Any] | None = None
+
+
+def _load_index_or_stale(self: Any) -> Any:
+    # numba's own, except that an index it cannot unpickle is stale (numba recompiles).
+    assert _numba_load_index is not None
+    try:
+        return _numba_load_index(self)
+    except (ImportError, AttributeError, EOFError, pickle.UnpicklingError) as exc:
+        logger.info("numba cache index %s unreadable (%s): recompiling", self._index_path, exc)
+        return {}
 
 
 def njit(*args: Any, **kwargs: Any) -> Callable[..., Any]:
