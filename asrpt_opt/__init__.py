@@ -22,9 +22,9 @@ from asrpt_opt.errors import (
 
 if TYPE_CHECKING:
     from asrpt_opt.model import Cluster, Instance, Job, Parallelism, dump_instance, load_instance
-    from asrpt_opt.policies import POLICIES, make_policy
+    from asrpt_opt.policies import POLICIES, make_policy, simulate
     from asrpt_opt.relaxation import lower_bounds, srpt
-    from asrpt_opt.sim import simulate, validate_schedule
+    from asrpt_opt.sim import validate_schedule
 
 # The rest of the public names load on first use, so that ``import asrpt_opt`` (and the
 # command line, which imports the package first) stays cheap.
@@ -39,7 +39,7 @@ _LAZY = {
     "make_policy": "asrpt_opt.policies",
     "lower_bounds": "asrpt_opt.relaxation",
     "srpt": "asrpt_opt.relaxation",
-    "simulate": "asrpt_opt.sim",
+    "simulate": "asrpt_opt.policies",
     "validate_schedule": "asrpt_opt.sim",
 }
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from asrpt_opt.policies import simulate
+from asrpt_opt.policies.registry import make_policy
 from asrpt_opt.relaxation import srpt
-from asrpt_opt.sim import simulate
 from asrpt_opt.sim.compiled import warm_up
-from asrpt_opt.sim.registry import make_policy
 from benchmarks.conftest import philly
 
 

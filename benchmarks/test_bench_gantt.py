@@ -20,7 +20,7 @@ import pytest
 from asrpt_opt.analysis.gantt import plot_gantt
 from asrpt_opt.analysis.plots import save_figure
 from asrpt_opt.model import Instance
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import simulate
 from asrpt_opt.traces.gavel import gavel_instance
 
 N_JOBS = 2000

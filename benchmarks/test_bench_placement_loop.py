@@ -14,7 +14,7 @@ from functools import cache
 import pytest
 
 from asrpt_opt.model import Cluster, Instance
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import simulate
 from asrpt_opt.traces.synthetic import dnn_mix
 
 N_JOBS = int(os.environ.get("ASRPT_DNN_MIX_JOBS", "100000"))

@@ -11,10 +11,9 @@ import os
 
 import pytest
 
-from asrpt_opt.policies import PRIMARY
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import PRIMARY, simulate
+from asrpt_opt.policies.registry import make_policy
 from asrpt_opt.sim.compiled import warm_up
-from asrpt_opt.sim.registry import make_policy
 from benchmarks.conftest import philly
 
 SIZES = [int(x) for x in os.environ.get("ASRPT_SCALE_JOBS", "10000,100000").split(",")]

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from asrpt_opt.policies import PRIMARY
+from asrpt_opt.policies.registry import make_policy
 from asrpt_opt.prediction import OraclePredictor
 from asrpt_opt.sim.compiled import warm_up
 from asrpt_opt.sim.engine import Simulator
 from asrpt_opt.sim.placer import Placer
-from asrpt_opt.sim.registry import make_policy
 from asrpt_opt.speed.default import default_speed
 from benchmarks.conftest import philly
 

@@ -20,24 +20,25 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from asrpt_opt.analysis.adversary_store import AdversaryStore
 from asrpt_opt.analysis.families import make_family_instance
+from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.engine import simulate
 from asrpt_opt.speed.base import PooledSpeed
 
 __all__ = [
     "Evaluator",
     "Row",
+    "Search",
     "SearchSpace",
     "climb",
     "grow",
@@ -76,6 +77,34 @@ class SearchSpace:
     def total_gpus(self) -> int:
         """GPUs in the cluster."""
         return sum(self.servers)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search:
+    """What one adversarial search asks: ``policy``'s worst ratio over ``space``.
+
+    Parameters
+    ----------
+    policy : str
+    space : SearchSpace
+    family : str
+        Family of the fresh restarts.
+    time_limit_s : float
+        Offline solver limit per evaluation.
+    preemptive : bool
+        Against the continuous-time preemptive optimum (default) or the non-preemptive one.
+    """
+
+    policy: str
+    space: SearchSpace = field(default_factory=SearchSpace)
+    family: str = "poisson"
+    time_limit_s: float = 5.0
+    preemptive: bool = True
+
+    @property
+    def store_key(self) -> str:
+        """The name its evaluations are stored under (one offline model per name)."""
+        return self.policy if self.preemptive else f"{self.policy} (non-preemptive OPT)"
 
 
 def canonical(rows: list[Row]) -> str:
@@ -167,7 +196,7 @@ class Evaluator:
         if self.preemptive:
             entry = self._continuous(inst, alg)
         else:
-            off = solve(inst, preemptive=False, cluster_model="pooled", params=self.params)
+            off = solve(inst, preemption="none", cluster_model="pooled", params=self.params)
             opt = off.objective_s if off.status == "optimal" and off.objective_s else math.nan
             entry = (alg / opt, alg, opt)
         self.cache[key] = self.new[key] = entry
@@ -350,36 +379,39 @@ def climb(
 
 
 def run_round(
-    policy: str,
+    search: Search,
     n: int,
     start: list[Row] | None,
-    family: str,
     seed: int,
     budget_s: float,
-    time_limit_s: float,
-    space: SearchSpace,
     cache: dict[str, tuple[float, float, float]],
-    preemptive: bool = True,
 ) -> tuple[list[Row] | None, float, dict[str, tuple[float, float, float]], int]:
     """One searcher for one round (runs in a worker process).
 
     Parameters
     ----------
-    policy, n, start, family, seed, budget_s, time_limit_s, space, cache, preemptive
-        As :func:`climb` and :class:`Evaluator` take them.
+    search : Search
+    n, start, seed, budget_s
+        As :func:`climb` takes them (``seed`` for its generator).
+    cache : dict
+        Evaluations known so far (:class:`Evaluator`'s).
 
     Returns
     -------
     (best rows or None, best ratio, new evaluations, evaluations)
     """
     evaluator = Evaluator(
-        policy, space, time_limit_s=time_limit_s, cache=dict(cache), preemptive=preemptive
+        search.policy,
+        search.space,
+        time_limit_s=search.time_limit_s,
+        cache=dict(cache),
+        preemptive=search.preemptive,
     )
     best, ratio = climb(
         evaluator,
         n,
         start=start,
-        family=family,
+        family=search.family,
         rng=np.random.default_rng(seed),
         budget_s=budget_s,
     )
@@ -391,26 +423,23 @@ Progress = Callable[[int, int, str], None]
 
 
 def search_rounds(
-    policy: str,
+    search: Search,
     n: int,
     *,
     start: list[Row] | None,
-    family: str,
     rng: np.random.Generator,
     budget_s: float,
-    time_limit_s: float,
-    space: SearchSpace,
     workers: int,
     store: AdversaryStore | None,
     progress: Progress | None = None,
     executor: Any = None,
-    preemptive: bool = True,
 ) -> tuple[list[Row] | None, float, int]:
     """Search in rounds of at most 15 s, ``workers`` searchers per round, committing each.
 
     Parameters
     ----------
-    policy, n, start, family, rng, budget_s, time_limit_s, space
+    search : Search
+    n, start, rng, budget_s
         See :func:`climb`.
     workers : int
         Searchers per round, each in its own process when > 1 (``executor``).
@@ -419,15 +448,12 @@ def search_rounds(
     progress : callable, optional
     executor : concurrent.futures.Executor, optional
         Runs the searchers when ``workers`` > 1.
-    preemptive : bool
-        The offline model (see :class:`Evaluator`); the store is meant for one model.
 
     Returns
     -------
     (best rows or None, best ratio, evaluations)
     """
-    # The store keeps one model per name: non-preemptive optima under their own.
-    key = policy if preemptive else f"{policy} (non-preemptive OPT)"
+    key, space, policy = search.store_key, search.space, search.policy
     cache = store.cache(key, space) if store is not None else {}
     best: tuple[list[Row], float] | None = None
     if store is not None:
@@ -443,10 +469,7 @@ def search_rounds(
             break
         this = min(round_s, left)
         seeds = [int(s) for s in rng.integers(2**31, size=workers)]
-        args = [
-            (policy, n, start, family, s, this, time_limit_s, space, cache, preemptive)
-            for s in seeds
-        ]
+        args = [(search, n, start, s, this, cache) for s in seeds]
         if workers > 1 and executor is not None:
             results = list(executor.map(run_round, *zip(*args, strict=True)))
         else:

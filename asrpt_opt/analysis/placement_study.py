@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from asrpt_opt.model.cluster import Cluster
-from asrpt_opt.sim.engine import simulate
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.traces.synthetic import dnn_mix
 
 __all__ = ["DEFAULT_PAIRS", "StudyRow", "placement_study"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -23,6 +23,9 @@ from asrpt_opt.model.io import write_atomically
 from asrpt_opt.model.workers import WorkerGraph
 from asrpt_opt.prediction.evaluate import PredictionScore
 from asrpt_opt.sim.metrics import Metrics
+
+if TYPE_CHECKING:
+    from asrpt_opt.analysis.ratio import InstanceOutcome
 
 __all__ = [
     "figure_for",
@@ -324,7 +327,7 @@ _MARKERS = "osD^v<>pX*"
 
 
 def plot_ratio_cdf(
-    payloads: list[dict[str, Any]],
+    outcomes: Sequence[InstanceOutcome],
     policies: Sequence[str],
     *,
     title: str = "",
@@ -335,7 +338,7 @@ def plot_ratio_cdf(
 
     Parameters
     ----------
-    payloads : list of dict
+    outcomes : sequence of InstanceOutcome
         One per instance, as a ratio sweep stores them.
     policies : sequence of str
     title : str
@@ -348,7 +351,7 @@ def plot_ratio_cdf(
     """
     fig, ax = figure_for(ax, (4.5, 3.2))
     for name, colour, marker in zip(policies, policy_colours(policies), _MARKERS, strict=False):
-        r = np.sort([p["policies"][name]["ratio_hi"] for p in payloads])
+        r = np.sort([o.policies[name].estimate.ratio_hi for o in outcomes])
         y = np.arange(1, r.size + 1) / r.size
         ax.step(r, y, where="post", label=name, color=colour, marker=marker, ms=3)
     ax.set_xlabel("ALG / OPT")
@@ -361,7 +364,7 @@ def plot_ratio_cdf(
 
 
 def plot_ratio_vs_load(
-    payloads: list[dict[str, Any]],
+    outcomes: Sequence[InstanceOutcome],
     policies: Sequence[str],
     *,
     title: str = "",
@@ -371,7 +374,7 @@ def plot_ratio_vs_load(
 
     Parameters
     ----------
-    payloads : list of dict
+    outcomes : sequence of InstanceOutcome
     policies : sequence of str
     title : str
     ax : matplotlib Axes, optional
@@ -381,9 +384,9 @@ def plot_ratio_vs_load(
     matplotlib.figure.Figure
     """
     fig, ax = figure_for(ax, (4.5, 3.2))
-    load = [p["load"] for p in payloads]
+    load = [o.load for o in outcomes]
     for name, colour, marker in zip(policies, policy_colours(policies), _MARKERS, strict=False):
-        ratio = [p["policies"][name]["ratio_hi"] for p in payloads]
+        ratio = [o.policies[name].estimate.ratio_hi for o in outcomes]
         ax.scatter(load, ratio, s=14, label=name, color=colour, marker=marker, alpha=0.8)
     ax.set_xlabel("offered load")
     ax.set_ylabel("ALG / OPT")

@@ -15,6 +15,8 @@ import numpy as np
 
 __all__ = [
     "ABFit",
+    "InstanceOutcome",
+    "PolicyOutcome",
     "PolicySummary",
     "RatioEstimate",
     "fit_ab",
@@ -44,6 +46,99 @@ class RatioEstimate:
     def to_json(self) -> dict[str, Any]:
         """The estimate as a JSON-ready dict."""
         return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PolicyOutcome:
+    """One policy on one instance of a sweep.
+
+    Attributes
+    ----------
+    value_s : float
+        Its sum of weighted completion times.
+    completion_s : tuple of float
+        Each job's completion time.
+    estimate : RatioEstimate
+    """
+
+    value_s: float
+    completion_s: tuple[float, ...]
+    estimate: RatioEstimate
+
+    def to_json(self) -> dict[str, Any]:
+        """The outcome as the store keeps it (``value_s``, ``completion_s`` and the ratio)."""
+        return {
+            "value_s": self.value_s,
+            "completion_s": list(self.completion_s),
+            **self.estimate.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> PolicyOutcome:
+        """Read :meth:`to_json`'s dict back."""
+        return cls(
+            value_s=doc["value_s"],
+            completion_s=tuple(doc["completion_s"]),
+            estimate=RatioEstimate(
+                ratio=doc["ratio"],
+                ratio_lo=doc["ratio_lo"],
+                ratio_hi=doc["ratio_hi"],
+                proven=doc["proven"],
+            ),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InstanceOutcome:
+    """One instance of a ratio sweep: its offline solve and every policy's outcome.
+
+    Attributes
+    ----------
+    family : str
+    n, seed : int
+    load : float
+        Offered load: total GPU-time over (GPUs x span).
+    offline_status : str
+        The offline solve's status (``optimal`` when proven).
+    offline_value_s : float or None
+        Best verified offline value (an upper bound on OPT).
+    offline_bound_s : float
+        Proven lower bound on OPT.
+    offline_wall_s : float
+    lengths_s, virtual_completion_s : tuple of float
+        Each job's shortest length and its completion on the virtual SRPT machine (for the
+        (a, b) fit).
+    policies : dict of str -> PolicyOutcome
+    """
+
+    family: str
+    n: int
+    seed: int
+    load: float
+    offline_status: str
+    offline_value_s: float | None
+    offline_bound_s: float
+    offline_wall_s: float
+    lengths_s: tuple[float, ...]
+    virtual_completion_s: tuple[float, ...]
+    policies: dict[str, PolicyOutcome]
+
+    def to_json(self) -> dict[str, Any]:
+        """The outcome as the store keeps it (its payload)."""
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "policies"}
+        out["lengths_s"] = list(self.lengths_s)
+        out["virtual_completion_s"] = list(self.virtual_completion_s)
+        out["policies"] = {name: p.to_json() for name, p in self.policies.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> InstanceOutcome:
+        """Read :meth:`to_json`'s dict back."""
+        fields = {f: doc[f] for f in cls.__dataclass_fields__ if f != "policies"}
+        fields["lengths_s"] = tuple(doc["lengths_s"])
+        fields["virtual_completion_s"] = tuple(doc["virtual_completion_s"])
+        policies = {name: PolicyOutcome.from_json(p) for name, p in doc["policies"].items()}
+        return cls(**fields, policies=policies)
 
 
 def instance_ratio(value: float, upper: float | None, lower: float, proven: bool) -> RatioEstimate:
@@ -183,12 +278,14 @@ class PolicySummary:
         return out
 
 
-def summarise(payloads: list[dict[str, Any]], policies: Sequence[str]) -> dict[str, PolicySummary]:
+def summarise(
+    outcomes: Sequence[InstanceOutcome], policies: Sequence[str]
+) -> dict[str, PolicySummary]:
     """Per policy: ratio distribution over proven instances, intervals for the rest, (a, b).
 
     Parameters
     ----------
-    payloads : list of dict
+    outcomes : sequence of InstanceOutcome
         From :func:`~asrpt_opt.analysis.sweep.run_sweep`.
     policies : sequence of str
 
@@ -198,13 +295,13 @@ def summarise(payloads: list[dict[str, Any]], policies: Sequence[str]) -> dict[s
     """
     out: dict[str, PolicySummary] = {}
     for name in policies:
-        rows = [p["policies"][name] for p in payloads]
-        proven = np.array([r["ratio"] for r in rows if r["proven"]], dtype=float)
-        lo = np.array([r["ratio_lo"] for r in rows], dtype=float)
-        hi = np.array([r["ratio_hi"] for r in rows], dtype=float)
-        comp = [c for p in payloads for c in p["policies"][name]["completion_s"]]
-        virt = [c for p in payloads for c in p["virtual_completion_s"]]
-        lens = [c for p in payloads for c in p["lengths_s"]]
+        rows = [o.policies[name].estimate for o in outcomes]
+        proven = np.array([r.ratio for r in rows if r.proven], dtype=float)
+        lo = np.array([r.ratio_lo for r in rows], dtype=float)
+        hi = np.array([r.ratio_hi for r in rows], dtype=float)
+        comp = [c for o in outcomes for c in o.policies[name].completion_s]
+        virt = [c for o in outcomes for c in o.virtual_completion_s]
+        lens = [c for o in outcomes for c in o.lengths_s]
         out[name] = PolicySummary(
             instances=len(rows),
             proven=int(proven.size),
@@ -212,9 +309,7 @@ def summarise(payloads: list[dict[str, Any]], policies: Sequence[str]) -> dict[s
             ratio_p95=float(np.percentile(proven, 95)) if proven.size else None,
             ratio_max=float(proven.max()) if proven.size else None,
             unproven_intervals=tuple(
-                (float(a), float(b))
-                for a, b, r in zip(lo, hi, rows, strict=True)
-                if not r["proven"]
+                (float(a), float(b)) for a, b, r in zip(lo, hi, rows, strict=True) if not r.proven
             ),
             ratio_hi_max=float(hi.max()) if hi.size else None,
             fit=fit_ab(comp, virt, lens) if comp else None,

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from asrpt_opt.sim.engine import SimulationResult
+    from asrpt_opt.sim.result import SimulationResult
     from asrpt_opt.sim.tables import Table
 
 __all__ = ["ReplayReport", "plot_jct_cdf", "plot_replay", "plot_timeline", "replay", "timeline"]
@@ -127,10 +127,9 @@ def replay(
     """
     from importlib.metadata import version
 
+    from asrpt_opt.policies.registry import make_policy, simulate
     from asrpt_opt.prediction import make_predictor, seed_params
     from asrpt_opt.sim.compiled import compiles_from, fewest_compiled_jobs, warm_up
-    from asrpt_opt.sim.engine import simulate
-    from asrpt_opt.sim.registry import make_policy
     from asrpt_opt.speed.default import default_speed
 
     speed = default_speed(instance)

@@ -27,8 +27,8 @@ from asrpt_opt.analysis.families import make_family_instance
 from asrpt_opt.analysis.sensitivity import ci95_half_width
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.prediction.oracle import AdversarialPredictor, NoisyOraclePredictor, true_work
-from asrpt_opt.sim.engine import simulate
 from asrpt_opt.speed.base import PooledSpeed
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def robustness(
         inst = make_family_instance(family, n, s)
         opt = solve(
             inst,
-            preemptive=True,
+            preemption="continuous",
             cluster_model="pooled",
             params=SolverParams(time_limit_s=time_limit_s),
         )

@@ -10,9 +10,9 @@ import numpy as np
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.prediction.oracle import NoisyOraclePredictor
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.engine import simulate
 from asrpt_opt.speed.default import default_speed
 
 if TYPE_CHECKING:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
 
 from asrpt_opt.analysis.adversary import (
     AdversaryStore,
     Row,
+    Search,
     SearchSpace,
     grow,
     search_rounds,
@@ -26,7 +27,7 @@ from asrpt_opt.analysis.adversary import (
 )
 from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.sim.engine import simulate
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.speed.base import PooledSpeed
 
@@ -97,7 +98,7 @@ def verify(
     speed = PooledSpeed()
     off = solve(
         inst,
-        preemptive=preemptive,
+        preemption="continuous" if preemptive else "none",
         cluster_model="pooled",
         params=SolverParams(time_limit_s=time_limit_s),
     )
@@ -138,20 +139,29 @@ def _executor(workers: int):  # type: ignore[no-untyped-def]
     return ProcessPoolExecutor(max_workers=workers)
 
 
+class SearchKnobs(TypedDict, total=False):
+    """The knobs of :func:`worst_cases` and :func:`worst_case`, all optional."""
+
+    family: str
+    budget_s: float
+    time_limit_s: float
+    preemptive: bool
+    space: SearchSpace | None
+
+
+_KNOBS = frozenset(SearchKnobs.__annotations__)
+
+
 def worst_cases(
     policies: Sequence[str],
     ns: Sequence[int],
     *,
-    family: str = "poisson",
-    budget_s: float = 60.0,
-    time_limit_s: float = 5.0,
-    preemptive: bool = True,
     seed: int | np.random.Generator | None = 0,
     workers: int = 1,
     store: str | Path | None = None,
-    space: SearchSpace | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     on_result: Callable[[str, int, WorstCase], None] | None = None,
+    **knobs: Unpack[SearchKnobs],
 ) -> dict[tuple[str, int], WorstCase]:
     """The worst instance found per policy and n, each n grown from n - 1's worst.
 
@@ -160,14 +170,6 @@ def worst_cases(
     policies : sequence of str
     ns : sequence of int
         Jobs per instance, searched in increasing order.
-    family : str
-        Family of the random restarts.
-    budget_s : float
-        Wall-clock budget per (policy, n).
-    time_limit_s : float
-        Offline solver limit per evaluation.
-    preemptive : bool
-        Against the continuous-time preemptive optimum (default) or the non-preemptive one.
     seed : int, Generator or None
     workers : int
         Searchers in parallel processes.
@@ -181,16 +183,31 @@ def worst_cases(
         ``progress(elapsed_s, total_s, status)`` after each round.
     on_result : callable, optional
         ``on_result(policy, n, case)`` as soon as a pair is done (to write it at once).
+    **knobs
+        ``family`` (str, default "poisson"): family of the random restarts;
+        ``budget_s`` (float, default 60): wall-clock budget per (policy, n);
+        ``time_limit_s`` (float, default 5): offline solver limit per evaluation;
+        ``preemptive`` (bool, default true): against the continuous-time preemptive optimum
+        or the non-preemptive one;
+        ``space`` (:class:`SearchSpace`): the cluster and the ranges of durations and
+        releases (default: 2 servers of 4 GPUs, durations and releases up to 20).
 
     Returns
     -------
     dict of (policy, n) -> WorstCase
         Pairs where no proven instance was found are left out.
     """
+    unknown = set(knobs) - _KNOBS
+    if unknown:
+        raise UsageError(f"unknown search knobs {sorted(unknown)} (knobs: {sorted(_KNOBS)})")
+    budget_s = knobs.get("budget_s", 60.0)
+    time_limit_s = knobs.get("time_limit_s", 5.0)
+    preemptive = knobs.get("preemptive", True)
+    space = knobs.get("space") or SearchSpace()
+    family = knobs.get("family", "poisson")
     ns = sorted(set(ns))
     if not ns or ns[0] < 1 or budget_s <= 0 or workers < 1:
         raise UsageError("n must be >= 1, the budget > 0 and workers >= 1")
-    space = space or SearchSpace()
     rng = np.random.default_rng(seed)
     db = AdversaryStore(store) if store is not None else None
     pool = _executor(workers)
@@ -207,20 +224,23 @@ def worst_cases(
                         progress(offset + elapsed, total, status)
 
                 start = grow(previous, space, rng) if previous and len(previous) == n - 1 else None
+                search = Search(
+                    policy=policy,
+                    space=space,
+                    family=family,
+                    time_limit_s=time_limit_s,
+                    preemptive=preemptive,
+                )
                 rows, _, evaluations = search_rounds(
-                    policy,
+                    search,
                     n,
                     start=start,
-                    family=family,
                     rng=rng,
                     budget_s=budget_s,
-                    time_limit_s=time_limit_s,
-                    space=space,
                     workers=workers,
                     store=db,
                     progress=tick,
                     executor=pool,
-                    preemptive=preemptive,
                 )
                 if rows is None:
                     previous = None
@@ -249,15 +269,11 @@ def worst_case(
     policy: str,
     n: int,
     *,
-    family: str = "poisson",
-    budget_s: float = 60.0,
-    time_limit_s: float = 5.0,
-    preemptive: bool = True,
     seed: int | np.random.Generator | None = 0,
     progress: Callable[[int, int, str], None] | None = None,
     workers: int = 1,
     store: str | Path | None = None,
-    space: SearchSpace | None = None,
+    **knobs: Unpack[SearchKnobs],
 ) -> WorstCase:
     """Search for an instance maximising ``policy``'s ratio to the proven optimum.
 
@@ -270,14 +286,6 @@ def worst_case(
     ----------
     policy : str
     n : int
-    family : str
-    budget_s : float
-        Wall-clock budget.
-    time_limit_s : float
-        Offline solver limit per evaluation.
-    preemptive : bool
-        Offline model: the continuous-time preemptive optimum (default) or the
-        non-preemptive one.
     seed : int, Generator or None
     progress : callable, optional
         ``progress(elapsed_s, budget_s, status)`` after each round (whole seconds).
@@ -285,7 +293,9 @@ def worst_case(
         Searchers in parallel processes.
     store : str or Path, optional
         SQLite file to resume from and commit to (see :func:`worst_cases`).
-    space : SearchSpace, optional
+    **knobs
+        ``family``, ``budget_s`` (the wall-clock budget), ``time_limit_s``, ``preemptive``
+        and ``space``, as :func:`worst_cases` takes them.
 
     Returns
     -------
@@ -297,22 +307,13 @@ def worst_case(
         When no instance with a proven optimum was found within the budget.
     """
     found = worst_cases(
-        [policy],
-        [n],
-        family=family,
-        budget_s=budget_s,
-        time_limit_s=time_limit_s,
-        preemptive=preemptive,
-        seed=seed,
-        workers=workers,
-        store=store,
-        space=space,
-        progress=progress,
+        [policy], [n], seed=seed, workers=workers, store=store, progress=progress, **knobs
     )
     if (policy, n) not in found:
         raise SolverError("no instance with a proven optimum was found within the budget")
     if progress is not None:  # the budget is spent: the bar ends full
-        progress(int(budget_s), int(budget_s), f"best ratio {found[(policy, n)].ratio:.4f}")
+        budget = int(knobs.get("budget_s", 60.0))
+        progress(budget, budget, f"best ratio {found[(policy, n)].ratio:.4f}")
     return found[(policy, n)]
 
 

@@ -106,7 +106,7 @@ def policy_params(items: Sequence[str] | None, policies: Sequence[str]) -> dict[
     An item without ``POLICY:`` applies to every listed policy that has the parameter (and
     must fit at least one); values are ``true``/``false``, numbers, comma lists or text.
     """
-    from asrpt_opt.sim.registry import check_policy_params, policy_parameters
+    from asrpt_opt.policies.registry import check_policy_params, policy_parameters
 
     raw: dict[str, dict] = {name: {} for name in policies}
     for item in items or ():

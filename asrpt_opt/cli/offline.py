@@ -57,8 +57,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     with Ticker(lambda t: f"solve: {t:.0f} s of at most {limit:g} s", not args.json):
         res = solve(
             inst,
-            preemptive=args.preemptive,
-            preemption=args.preemption,
+            preemption=args.preemption if args.preemptive else "none",
             cluster_model=args.cluster_model,
             solver=args.solver,
             params=params,
@@ -136,7 +135,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     )
     store = ResultStore(args.store)
     try:
-        payloads = run_sweep(
+        outcomes = run_sweep(
             config,
             range(args.seeds),
             store=store,
@@ -154,7 +153,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         )
         return 130
     store.close()
-    summary = summarise(payloads, config.policies)
+    summary = summarise(outcomes, config.policies)
     files = []
     if args.out:
         from asrpt_opt.cli._common import use_agg
@@ -164,12 +163,12 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        title = f"{config.family}, n = {config.n}, {len(payloads)} instances"
+        title = f"{config.family}, n = {config.n}, {len(outcomes)} instances"
         for name, draw in (
             ("ratio-cdf.png", plot_ratio_cdf),
             ("ratio-vs-load.png", plot_ratio_vs_load),
         ):
-            write_figure(draw(payloads, config.policies, title=title), out / name)
+            write_figure(draw(outcomes, config.policies, title=title), out / name)
             files.append(str(out / name))
     if args.json:
         emit_json(

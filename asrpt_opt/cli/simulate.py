@@ -32,10 +32,10 @@ from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
 from asrpt_opt.policies import POLICIES, PRIMARY
+from asrpt_opt.policies.registry import simulate
 from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.compiled import COMPILED_FROM, COMPILED_FROM_RULE, ENGINES
-from asrpt_opt.sim.engine import simulate
 from asrpt_opt.sim.metrics import Metrics
 from asrpt_opt.speed.default import default_speed
 

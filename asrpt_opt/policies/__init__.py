@@ -13,11 +13,11 @@ from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
+from asrpt_opt.policies.registry import POLICIES, make_policy, register_policy, simulate
 from asrpt_opt.policies.serverfilling import ServerFillingSRPT
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
 from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
-from asrpt_opt.sim.registry import POLICIES, make_policy, register_policy
 from asrpt_opt.sim.view import Policy
 
 __all__ = [
@@ -41,26 +41,8 @@ __all__ = [
     "TwoDimensionalLAS",
     "make_policy",
     "register_policy",
+    "simulate",
 ]
-
-# The registry lives with the simulator (which resolves names); the built-in policies join it
-# here, in the order reports list them.
-for _name, _factory in (
-    ("a-srpt", ASRPT),
-    ("fifo", FIFO),
-    ("sjf", SJF),
-    ("srtf", SRTF),
-    ("srpt", SRPT),
-    ("srsf", SRSF),
-    ("2d-las", TwoDimensionalLAS),
-    ("tiresias-2d-las", TiresiasDLAS),
-    ("tiresias-gittins", TiresiasGittins),
-    ("qssf", QSSF),
-    ("serverfilling-srpt", ServerFillingSRPT),
-    ("gittins", Gittins),
-    ("prr", PreferentialRoundRobin),
-):
-    register_policy(_name, _factory)
 
 #: Names that only repeat another policy under a second name (left out of comparisons).
 ALIASES: dict[str, str] = {"srpt": "srtf", "gittins": "tiresias-gittins"}

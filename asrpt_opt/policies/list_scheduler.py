@@ -46,7 +46,7 @@ class ListScheduler:
 
     name = "list"
     preemptive = False
-    #: The placement method :func:`~asrpt_opt.sim.engine.simulate` uses when none is given.
+    #: The placement method :func:`~asrpt_opt.sim.simulation.simulate` uses when none is given.
     default_placement = "consolidate"
     #: The key rule of exactly this class in its compiled kernel
     #: (:data:`asrpt_opt.policies.list_scheduler_kernel.KEYS`); a subclass, which may change

@@ -1,7 +1,9 @@
 """The discrete-event simulator, its schedule records and the independent validator."""
 
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.sim.engine import SimulationResult, Simulator, simulate
+from asrpt_opt.sim.engine import Simulator
+from asrpt_opt.sim.result import SimulationResult
+from asrpt_opt.sim.simulation import simulate
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
     DONE,

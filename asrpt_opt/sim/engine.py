@@ -1,8 +1,4 @@
-"""The discrete-event simulator.
-
-(Over 500 lines on purpose: the event loop, the state transitions it drives and the checks of
-a policy's decisions share the simulator's state arrays and are read together; splitting them
-would scatter one invariant, "state changes only at events", across modules.)
+"""The discrete-event simulator: :class:`Simulator`, its state and its Python event loop.
 
 Time jumps from event to event (no ticks). Events are job arrivals, job completions and
 wake-ups a policy asked for. At one instant the simulator processes, in this fixed order:
@@ -24,12 +20,10 @@ allocation.
 from __future__ import annotations
 
 import heapq
-import json
 import logging
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,135 +32,30 @@ from asrpt_opt.errors import ModelError, PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.model.schedule import JobRun, Schedule, Segment, runs_json_text
-from asrpt_opt.prediction import OraclePredictor, Predictor
+from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.prediction import Predictor
 from asrpt_opt.sim.compiled import compiled_kernel, run_compiled
-from asrpt_opt.sim.metrics import Metrics, compute_metrics
 from asrpt_opt.sim.placer import Placer
-from asrpt_opt.sim.registry import make_policy
-from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
+    COMPLETION,
     DONE,
     NO_DECISION,
     RUNNING,
     UNRELEASED,
     WAITING,
+    WAKE,
     ClusterView,
     Decision,
     Policy,
 )
 from asrpt_opt.speed.base import SpeedModel
-from asrpt_opt.speed.default import default_speed
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
-    from asrpt_opt.sim.tables import Table
-
-__all__ = ["SimulationResult", "Simulator", "simulate"]
+__all__ = ["Simulator"]
 
 logger = logging.getLogger(__name__)
-
-_COMPLETION, _WAKE = 0, 1
-
-
-@dataclass(frozen=True, kw_only=True, slots=True, repr=False)
-class SimulationResult:
-    """Outcome of one simulation.
-
-    Attributes
-    ----------
-    policy : str
-        Name of the policy.
-    schedule : Schedule
-        The validated schedule.
-    metrics : Metrics
-        Recomputed from the schedule.
-    predicted_work : ndarray
-        The prediction each job received at its arrival (work units).
-    placement : str
-        The placement method that chose DNN jobs' GPUs.
-    segment_costs : tuple
-        Per job, None for an abstract job, else per segment ``(iteration_time_s,
-        cross_server_bytes)`` on the GPUs it held.
-    """
-
-    policy: str
-    schedule: Schedule
-    metrics: Metrics
-    predicted_work: NDArray[np.float64]
-    placement: str = "consolidate"
-    segment_costs: tuple[tuple[tuple[float, float], ...] | None, ...] = ()
-    instance: Instance | None = field(default=None, compare=False)
-    speed: SpeedModel | None = field(default=None, compare=False)
-
-    def per_job(self) -> Table:
-        """One row per job (:func:`asrpt_opt.sim.tables.per_job_table`); ``.to_frame()``
-        of the result, or :func:`asrpt_opt.sim.tables.to_frame`, gives a DataFrame."""
-        from asrpt_opt.sim.tables import per_job_table
-
-        if self.instance is None:
-            raise UsageError("per_job() needs the result of simulate(), which keeps its instance")
-        return per_job_table(
-            self.instance,
-            self.schedule,
-            policy=self.policy,
-            predicted_work=self.predicted_work,
-            speed=self.speed,
-        )
-
-    def to_frame(self) -> pd.DataFrame:
-        """The per-job table as a pandas DataFrame (``pip install "asrpt-opt[tables]"``)."""
-        from asrpt_opt.sim.tables import to_frame
-
-        return to_frame(self.per_job())
-
-    def __repr__(self) -> str:
-        m = self.metrics
-        return (
-            f"SimulationResult(policy={self.policy!r}, placement={self.placement!r}, "
-            f"n_jobs={m.n_jobs}, mean_jct_s={m.mean_jct_s:.6g}, "
-            f"total_weighted_completion_s={m.total_weighted_completion_s:.6g})"
-        )
-
-    def to_json(self, *, jobs: bool = True) -> dict[str, Any]:
-        """The ``simulate --json`` object (docs/output-format.md); without ``jobs`` when
-        ``jobs=False``."""
-        out = {
-            "policy": self.policy,
-            "total_weighted_completion_s": self.metrics.total_weighted_completion_s,
-            "mean_jct_s": self.metrics.mean_jct_s,
-            "metrics": self.metrics.to_json(),
-        }
-        if jobs:
-            out["jobs"] = self._jobs_json()
-        return out
-
-    def _jobs_json(self) -> list[dict[str, Any]]:
-        out = [run.to_json() for run in self.schedule.runs]
-        for run, extra in zip(out, self._segment_extra(), strict=True):
-            if extra is not None:
-                for seg, more in zip(run["segments"], extra, strict=True):
-                    seg.update(more)
-        return out
-
-    def _segment_extra(self) -> list[list[dict[str, float]] | None]:
-        costs = self.segment_costs or (None,) * len(self.schedule.runs)
-        return [
-            None
-            if cost is None
-            else [{"iteration_time_s": tau, "cross_server_bytes": b} for tau, b in cost]
-            for cost in costs
-        ]
-
-    def to_json_text(self, **extra: Any) -> str:
-        """``json.dumps({**self.to_json(), **extra}, separators=(",", ":"))``, with the jobs
-        written straight from the schedule (:func:`~asrpt_opt.model.schedule.runs_json_text`)
-        rather than through a dict per segment; the command line prints this."""
-        text = json.dumps(self.to_json(jobs=False), separators=(",", ":"))[:-1]
-        jobs = runs_json_text(self.schedule.runs, self._segment_extra())
-        tail = json.dumps(extra, separators=(",", ":"))[1:] if extra else "}"
-        return f'{text},"jobs":{jobs}{"," if extra else ""}{tail}'
 
 
 class Simulator:
@@ -359,7 +248,7 @@ class Simulator:
         self._running_cache = None
         self._version[j] += 1
         heapq.heappush(
-            self._events, (work_start + self.rem[j] / rate, _COMPLETION, j, self._version[j])
+            self._events, (work_start + self.rem[j] / rate, COMPLETION, j, self._version[j])
         )
 
     def _stop(self, j: int, finished: bool) -> None:
@@ -430,7 +319,7 @@ class Simulator:
                     f"policy {name!r} asked to wake at {wake!r}, not after now={self.now}"
                 )
             if math.isfinite(wake):
-                heapq.heappush(self._events, (wake, _WAKE, -1, self._wake_version))
+                heapq.heappush(self._events, (wake, WAKE, -1, self._wake_version))
 
     def _check_allocation(self, j: int, allocation: Allocation) -> None:
         name = self.policy.name
@@ -512,7 +401,7 @@ class Simulator:
             # completions that happen and wake-ups it still wants.
             while events:
                 _, kind, j, ver = events[0]
-                if ver == (self._wake_version if kind == _WAKE else version[j]):
+                if ver == (self._wake_version if kind == WAKE else version[j]):
                     break
                 pop(events)
             t = events[0][0] if events else inf
@@ -531,7 +420,7 @@ class Simulator:
             horizon = t + 1e-12 * (t if t > 1.0 else 1.0)
             while events and events[0][0] <= horizon:
                 _, kind, j, ver = pop(events)
-                if kind == _COMPLETION and ver == version[j]:
+                if kind == COMPLETION and ver == version[j]:
                     self._stop(j, finished=True)
                     finished += 1
                     policy.on_completion(j, view)
@@ -590,143 +479,3 @@ class Simulator:
                 f"value per job, got {values!r}"
             )
         return values
-
-
-def simulate(
-    instance: Instance,
-    policy: str | Policy = "a-srpt",
-    *,
-    predictor: Predictor | None = None,
-    speed: SpeedModel | None = None,
-    restore_overhead_s: float = 0.0,
-    seed: int | np.random.Generator | None = None,
-    refit_every: int | None = None,
-    history: Sequence[Job] | None = None,
-    placement: str | Callable[..., Any] | None = None,
-    engine: str = "auto",
-    **policy_params: Any,
-) -> SimulationResult:
-    """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
-
-    Parameters
-    ----------
-    instance : Instance
-    policy : str or Policy
-        A registered name (see :data:`asrpt_opt.sim.registry.POLICIES`) or a policy object.
-    predictor : Predictor, optional
-        Predicts each job's work at its arrival; defaults to the oracle (the truth).
-    speed : SpeedModel, optional
-        Defaults to :func:`~asrpt_opt.speed.default.default_speed`: the instance's
-        ``speed_model``, else :class:`~asrpt_opt.speed.base.AbstractSpeed` for abstract instances
-        and :class:`~asrpt_opt.speed.cluster.ClusterSpeed` (worker-graph iteration times, workers
-        arranged by min-cut) when the instance has DNN jobs.
-    restore_overhead_s : float
-        Seconds a resumed job holds its GPUs before making progress again.
-    seed : int, Generator or None
-        Randomness for the policy and the predictor.
-    refit_every : int, optional
-        Refit the predictor on the completed jobs (plus ``history``) after every this many
-        completions; never on a job that has not completed.
-    history : sequence of Job, optional
-        Jobs completed before the simulation starts; the predictor is fitted on them first.
-        Without it, a predictor that is not yet fitted is fitted on no jobs (its fallback).
-    placement : str or callable, optional
-        How a starting DNN job's GPUs are chosen: a placement method of
-        :data:`~asrpt_opt.placement.METHODS` (``mincut``, ``ilp``, ``greedy``,
-        ``consolidate``, ...) or a callable with :func:`~asrpt_opt.placement.place`'s
-        contract (see :mod:`asrpt_opt.sim.placer`). Defaults to the policy's
-        ``default_placement``: ``mincut`` for A-SRPT, Tiresias' ``consolidate`` for the
-        baselines. Abstract jobs are always consolidated.
-    engine : {"auto", "python", "compiled"}
-        Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
-        list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
-        or more (:data:`~asrpt_opt.sim.compiled.COMPILED_FROM_RULE` for Tiresias' Gittins
-        order) in the compiled core, everything else in Python; ``compiled`` insists (and
-        refuses what the core cannot run); ``python`` never compiles. Both give the same
-        schedule.
-    **policy_params
-        Passed to the policy's constructor when ``policy`` is a name.
-
-    Returns
-    -------
-    SimulationResult
-
-    Raises
-    ------
-    PolicyError
-        If the policy makes an infeasible decision or stalls.
-    ScheduleError
-        If the schedule fails validation (a simulator bug).
-
-    Examples
-    --------
-    >>> from asrpt_opt.model import Cluster, Instance, Job
-    >>> inst = Instance(name="x", cluster=Cluster(servers=(2,)), jobs=(
-    ...     Job(id="a", release_s=0, gpus=2, duration_s=6),
-    ...     Job(id="b", release_s=2, gpus=2, duration_s=2)))
-    >>> simulate(inst, "srtf").metrics.total_weighted_completion_s
-    12.0
-    """
-    rng = np.random.default_rng(seed)
-    pol = make_policy(policy, **policy_params) if isinstance(policy, str) else policy
-    if not isinstance(policy, str) and policy_params:
-        raise UsageError("policy parameters are only accepted with a policy name")
-    speed = speed or default_speed(instance)
-    if predictor is None:
-        predictor = OraclePredictor()
-    if history is not None:
-        predictor.fit(list(history))
-    elif not _is_fitted(predictor):
-        predictor.fit([])
-    if placement is None:
-        placement = getattr(pol, "default_placement", "consolidate")
-    sim = Simulator(
-        instance,
-        pol,
-        placer=Placer(instance, placement, speed),
-        speed=speed,
-        predictor=predictor,
-        restore_overhead_s=restore_overhead_s,
-        rng=rng,
-        refit_every=refit_every,
-        history=history or (),
-        engine=engine,
-    )
-    schedule = sim.run()
-    predicted, placed_by = sim.predicted.copy(), sim.placer.name
-    del sim  # its per-job state, before the validator's (a million-job run's peak)
-    validate_schedule(instance, schedule, speed=speed)
-    metrics = compute_metrics(instance, schedule, speed=speed)
-    logger.debug("simulated %s on %s: %s", pol.name, instance.name, metrics)
-    return SimulationResult(
-        policy=pol.name,
-        schedule=schedule,
-        metrics=metrics,
-        predicted_work=predicted,
-        placement=placed_by,
-        segment_costs=_segment_costs(instance, schedule, speed),
-        instance=instance,
-        speed=speed,
-    )
-
-
-def _segment_costs(
-    instance: Instance, schedule: Schedule, speed: SpeedModel
-) -> tuple[tuple[tuple[float, float], ...] | None, ...]:
-    cross = getattr(speed, "cross_server_bytes", None)
-    if instance.is_abstract or cross is None:
-        return ()
-    return tuple(
-        None
-        if job.is_abstract
-        else tuple(
-            (1.0 / speed.rate(job, seg.allocation), cross(job, seg.allocation))
-            for seg in run.segments
-        )
-        for job, run in zip(instance.jobs, schedule.runs, strict=True)
-    )
-
-
-def _is_fitted(predictor: object) -> bool:
-    # scikit-learn's convention: fitting sets public attributes ending in "_".
-    return any(k.endswith("_") and not k.startswith("_") for k in vars(predictor))

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
     from asrpt_opt.sim.engine import Simulator
 
 __all__ = [
+    "COMPLETION",
     "DONE",
     "NO_DECISION",
     "RUNNING",
     "UNRELEASED",
     "WAITING",
+    "WAKE",
     "ClusterView",
     "Decision",
     "Policy",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 UNRELEASED, WAITING, RUNNING, DONE = 0, 1, 2, 3
+#: Event kinds of the event loops (Python and compiled).
+COMPLETION, WAKE = 0, 1
 
 
 @dataclass(frozen=True, slots=True)

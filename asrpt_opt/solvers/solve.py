@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -26,6 +25,12 @@ from asrpt_opt.solvers._data import (
     discretise,
     list_schedule,
     to_schedule,
+)
+from asrpt_opt.solvers._request import (
+    PREEMPTION_MODELS,
+    model_relation,
+    preemption_model,
+    renamed,
 )
 from asrpt_opt.solvers.params import SolverParams, load_preset
 from asrpt_opt.solvers.result import (
@@ -85,9 +90,6 @@ BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
 
 #: What ``solve --solver`` accepts: a backend, or the portfolio (CP-SAT, then the MILP).
 SOLVERS = ("portfolio", *BACKENDS)
-
-#: What ``solve --preemption`` accepts: preemption at any time, or on the unit grid.
-PREEMPTION_MODELS = ("continuous", "grid")
 
 
 def _version(package: str) -> str:
@@ -157,7 +159,7 @@ def _online_incumbent(
     """
     if not (preemptive and cluster_model == "pooled"):
         return None
-    from asrpt_opt.sim.engine import simulate
+    from asrpt_opt.policies.registry import simulate
 
     best: tuple[Schedule, float] | None = None
     for policy in ("srtf", "a-srpt", "srsf"):
@@ -174,27 +176,6 @@ def _online_incumbent(
         if best is None or value < best[1]:
             best = (result.schedule, value)
     return best
-
-
-def _renamed(old: str, new: str, value: str | None, current: str) -> str:
-    if value is None:
-        return current
-    warnings.warn(
-        f"solve(..., {old}=) is deprecated; use {new}=", DeprecationWarning, stacklevel=3
-    )
-    return value
-
-
-def _relation(instance: Instance, cluster_model: str) -> str:
-    """How the model solved relates to the instance as written."""
-    own = instance_cluster_model(instance)
-    if cluster_model == own:
-        return "exact"
-    if cluster_model == "pooled":
-        return "relaxation"  # spreading at no cost: its optimum is a lower bound
-    if cluster_model == "server-local":
-        return "restriction"  # never spreading: its optimum is an upper bound
-    return "exact"  # spread with every slowdown 1 is the pooled model
 
 
 def _check_model(cluster_model: str, solver: str, preemptive: bool) -> None:
@@ -218,12 +199,12 @@ def _check_model(cluster_model: str, solver: str, preemptive: bool) -> None:
 def solve(
     instance: Instance,
     *,
-    preemptive: bool = False,
-    preemption: str = "continuous",
+    preemption: str = "none",
     cluster_model: str = "instance",
     solver: str = "portfolio",
     params: SolverParams | None = None,
     lp_bound: bool = True,
+    preemptive: bool | None = None,
     placement: str | None = None,
     backend: str | None = None,
 ) -> SolveResult:
@@ -233,12 +214,10 @@ def solve(
     ----------
     instance : Instance
         Abstract jobs only.
-    preemptive : bool
-        Allow preemption; otherwise jobs run without interruption.
-    preemption : {"continuous", "grid"}
-        With ``preemptive``: ``continuous`` (the default) is the model of every preemptive
-        schedule, jobs preempted and resumed at any real time. Its optimum is computed
-        exactly on the pooled cluster for up to
+    preemption : {"none", "continuous", "grid"}
+        ``none`` (the default): jobs run without interruption. ``continuous`` is the model of
+        every preemptive schedule, jobs preempted and resumed at any real time. Its optimum is
+        computed exactly on the pooled cluster for up to
         :data:`~asrpt_opt.solvers.continuous.MAX_JOBS` jobs
         (:func:`~asrpt_opt.solvers.continuous.continuous_preemptive_optimum`, after a
         unit-grid solve that supplies an incumbent and is reported as ``grid``); its
@@ -264,6 +243,9 @@ def solve(
         answer (measured on 40-job preemptive models), the one tolerance of the limit.
     lp_bound : bool
         When optimality is not proven, also compute the LP relaxation bound.
+    preemptive : bool, optional
+        Deprecated: ``preemptive=True`` is ``preemption="continuous"`` (or the ``grid`` given
+        with it), ``preemptive=False`` is ``preemption="none"``.
     placement, backend : str, optional
         Deprecated names of ``cluster_model`` and ``solver``.
 
@@ -278,13 +260,13 @@ def solve(
        1990.
     .. [2] L. Perron, F. Didier, CP-SAT, Google OR-Tools.
     """
-    cluster_model = _renamed("placement", "cluster_model", placement, cluster_model)
-    solver = _renamed("backend", "solver", backend, solver)
+    cluster_model = renamed("placement", "cluster_model", placement, cluster_model)
+    solver = renamed("backend", "solver", backend, solver)
     if cluster_model == "instance":
         cluster_model = instance_cluster_model(instance)
+    preemption = preemption_model(preemption, preemptive)
+    preemptive = preemption != "none"
     _check_model(cluster_model, solver, preemptive)
-    if preemption not in PREEMPTION_MODELS:
-        raise UnknownNameError("preemption model", preemption, PREEMPTION_MODELS)
     params = params or SolverParams()
     if preemptive and preemption == "continuous":
         from asrpt_opt.solvers.continuous import solve_continuous
@@ -322,7 +304,7 @@ def _solve_grid(
     lp_bound: bool,
 ) -> SolveResult:
     """Solve the non-preemptive model, or the preemptive one on the unit grid."""
-    relation = _relation(instance, cluster_model)
+    relation = model_relation(instance, cluster_model)
     t0 = time.perf_counter()
     deadline = Deadline(params.time_limit_s)
     online = _online_incumbent(instance, preemptive=preemptive, cluster_model=cluster_model)

@@ -4,7 +4,7 @@ An instance states which speed model its jobs run at (``Instance.speed_model``, 
 top-level ``speed_model`` field of its file); when it states none, abstract jobs follow the
 model's own rules (:class:`~asrpt_opt.speed.base.AbstractSpeed`) and DNN jobs run at their
 worker graph's modelled iteration time (:class:`~asrpt_opt.speed.cluster.ClusterSpeed`).
-Only :func:`~asrpt_opt.sim.engine.simulate` and the command line call :func:`default_speed`;
+Only :func:`~asrpt_opt.sim.simulation.simulate` and the command line call :func:`default_speed`;
 every other function (validator, metrics, bounds) takes its speed model as an argument.
 """
 

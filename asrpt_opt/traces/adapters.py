@@ -28,14 +28,14 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from asrpt_opt.errors import InstanceError, lookup
+from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.io import parse_json
@@ -44,7 +44,7 @@ from asrpt_opt.traces._rows import csv_file, read_rows
 from asrpt_opt.traces._rows import read_text as _read_text
 
 __all__ = [
-    "FORMATS",
+    "Reader",
     "TraceJob",
     "read_helios",
     "read_pai",
@@ -383,17 +383,13 @@ def read_pai(
     return sorted(out, key=lambda j: (j.submit_s, j.line))
 
 
-#: Trace formats handled here and their readers.
-FORMATS = {
-    "tiresias": read_tiresias,
-    "philly": read_philly,
-    "helios": read_helios,
-    "pai": read_pai,
-}
+#: A row reader: ``read(source, *, errors, skipped) -> list of TraceJob``.
+Reader = Callable[..., list[TraceJob]]
 
 
 def trace_instance(
     fmt: str,
+    read: Reader,
     source: str | PathLike[str],
     *,
     servers: tuple[int, ...] = (8,) * 16,
@@ -407,7 +403,12 @@ def trace_instance(
 
     Parameters
     ----------
-    fmt : {"tiresias", "philly", "helios", "pai"}
+    fmt : str
+        The format's name (for the instance's name and provenance).
+    read : callable
+        Its row reader (:func:`read_tiresias`, :func:`read_philly`, :func:`read_helios`,
+        :func:`read_pai`); the formats are registered in
+        :data:`asrpt_opt.traces.importers.TRACE_FORMATS`.
     source : path-like
     servers : tuple of int
     n_jobs : int, optional
@@ -419,11 +420,8 @@ def trace_instance(
     -------
     Instance
     """
-    lookup(FORMATS, fmt, what="trace format")
     skipped: Counter[str] = Counter()
-    jobs = sorted(
-        FORMATS[fmt](source, errors=errors, skipped=skipped), key=lambda j: (j.submit_s, j.line)
-    )
+    jobs = sorted(read(source, errors=errors, skipped=skipped), key=lambda j: (j.submit_s, j.line))
     cluster = Cluster(servers=servers)
     kept = []
     for job in jobs:

@@ -15,7 +15,14 @@ from asrpt_opt.errors import InstanceError, UsageError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job, Parallelism
-from asrpt_opt.traces.adapters import FORMATS, trace_instance
+from asrpt_opt.traces.adapters import (
+    Reader,
+    read_helios,
+    read_pai,
+    read_philly,
+    read_tiresias,
+    trace_instance,
+)
 from asrpt_opt.traces.gavel import gavel_instance
 from asrpt_opt.traces.pollux import pollux_instance
 
@@ -55,7 +62,8 @@ def _pollux(
     return pollux_instance(source, servers=servers, seed=seed, errors=errors)
 
 
-def _adapter(fmt: str) -> Importer:
+def _rows(fmt: str, reader: Reader) -> Importer:
+    # A format of one row per job (asrpt_opt.traces.adapters).
     def read(
         source: str | PathLike[str],
         *,
@@ -64,17 +72,20 @@ def _adapter(fmt: str) -> Importer:
         errors: list[str] | None,
         **_: Any,
     ) -> Instance:
-        return trace_instance(fmt, source, servers=servers, n_jobs=n_jobs, errors=errors)
+        return trace_instance(fmt, reader, source, servers=servers, n_jobs=n_jobs, errors=errors)
 
     read.__name__ = f"import_{fmt}"
     return read
 
 
-#: Trace formats by name (``import FORMAT``) and their importers.
+#: Trace formats by name (``import FORMAT``) and their importers: the one registry.
 TRACE_FORMATS: dict[str, Importer] = {
     "gavel": _gavel,
     "pollux": _pollux,
-    **{fmt: _adapter(fmt) for fmt in FORMATS},
+    "tiresias": _rows("tiresias", read_tiresias),
+    "philly": _rows("philly", read_philly),
+    "helios": _rows("helios", read_helios),
+    "pai": _rows("pai", read_pai),
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 from asrpt_opt.analysis.adversary import (
     AdversaryStore,
     Evaluator,
+    Search,
     SearchSpace,
     canonical,
     mutate,
@@ -21,7 +22,8 @@ from asrpt_opt.analysis.adversary import (
 from asrpt_opt.analysis.worst_case import verify, worst_cases
 from asrpt_opt.cli import main
 from asrpt_opt.model import load_instance
-from asrpt_opt.sim import simulate, validate_schedule
+from asrpt_opt.policies import simulate
+from asrpt_opt.sim import validate_schedule
 from asrpt_opt.solvers import SolverParams, solve
 from asrpt_opt.speed.base import PooledSpeed
 
@@ -57,14 +59,11 @@ def test_the_search_improves_on_its_start_and_the_ratio_is_recomputed():
     evaluator = Evaluator("a-srpt", SPACE, time_limit_s=5)
     assert evaluator.score(EASY) == pytest.approx(1.0)
     rows, ratio, evaluations = search_rounds(
-        "a-srpt",
+        Search(policy="a-srpt", space=SPACE, family="poisson", time_limit_s=5.0),
         3,
         start=EASY,
-        family="poisson",
         rng=np.random.default_rng(3),
         budget_s=4.0,
-        time_limit_s=5.0,
-        space=SPACE,
         workers=1,
         store=None,
     )
@@ -74,7 +73,7 @@ def test_the_search_improves_on_its_start_and_the_ratio_is_recomputed():
     # Independently: a fresh solve proves the optimum, both schedules pass the validator,
     # and the ratio is theirs.
     inst = to_instance(rows, SPACE)
-    off = solve(inst, preemptive=True, params=SolverParams(time_limit_s=30))
+    off = solve(inst, preemption="continuous", params=SolverParams(time_limit_s=30))
     assert off.status == "optimal"
     validate_schedule(inst, off.schedule, speed=PooledSpeed())
     alg = simulate(inst, "a-srpt", speed=PooledSpeed())
@@ -105,7 +104,7 @@ def test_a_store_that_is_not_one_is_refused(tmp_path, capsys):
     bad.write_text("not a database")
     status = main(["worst-case", "--n", "3", "--budget", "1s", "--store", str(bad)])
     assert status == 2
-    assert "not an adversary store" in capsys.readouterr().err
+    assert "not an asrpt-opt adversary store" in capsys.readouterr().err
 
 
 def test_cli_searches_every_policy_and_n(tmp_path, capsys):
@@ -156,7 +155,7 @@ def test_kept_worst_instances_reproduce_their_ratio(path):
     inst = load_instance(path)
     policy = inst.provenance["policy"]
     off = solve(
-        inst, preemptive=True, cluster_model="pooled", params=SolverParams(time_limit_s=60)
+        inst, preemption="continuous", cluster_model="pooled", params=SolverParams(time_limit_s=60)
     )
     assert off.status == "optimal"
     alg = simulate(inst, policy, speed=PooledSpeed()).metrics.total_weighted_completion_s

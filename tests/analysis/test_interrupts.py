@@ -72,8 +72,8 @@ def test_ctrl_c_in_a_sweep_keeps_only_finished_instances_and_resumes(tmp_path, s
         # A stored instance is a finished one: what an uninterrupted run computes.
         again = evaluate_instance(config, seed)
         row = json.loads(payload)
-        assert row["offline_status"] == again["offline_status"]
-        assert row["policies"]["fifo"]["value_s"] == again["policies"]["fifo"]["value_s"]
+        assert row["offline_status"] == again.offline_status
+        assert row["policies"]["fifo"]["value_s"] == again.policies["fifo"].value_s
     done = _start(args)
     _, err = done.communicate(timeout=120)
     assert done.returncode == 0, err

@@ -22,21 +22,47 @@ from asrpt_opt.analysis.plots import (
     policy_colours,
     save_figure,
 )
+from asrpt_opt.analysis.ratio import InstanceOutcome, PolicyOutcome, RatioEstimate
 from asrpt_opt.analysis.replay import plot_jct_cdf, plot_timeline, replay
 from asrpt_opt.analysis.sensitivity import plot_sensitivity, sensitivity
 from asrpt_opt.model import load_instance
 from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Parallelism
 from asrpt_opt.model.workers import worker_graph
+from asrpt_opt.policies import simulate
 from asrpt_opt.prediction import make_predictor
 from asrpt_opt.prediction.evaluate import rolling_origin
-from asrpt_opt.sim import simulate
 from asrpt_opt.traces.synthetic import recurring_jobs
 from tests.conftest import TINY
 
+
+def _outcome(load: float, ratios: dict[str, float]) -> InstanceOutcome:
+    policies = {
+        name: PolicyOutcome(
+            value_s=r,
+            completion_s=(),
+            estimate=RatioEstimate(ratio=r, ratio_lo=r, ratio_hi=r, proven=True),
+        )
+        for name, r in ratios.items()
+    }
+    return InstanceOutcome(
+        family="single",
+        n=2,
+        seed=0,
+        load=load,
+        offline_status="optimal",
+        offline_value_s=1.0,
+        offline_bound_s=1.0,
+        offline_wall_s=0.0,
+        lengths_s=(),
+        virtual_completion_s=(),
+        policies=policies,
+    )
+
+
 PAYLOADS = [
-    {"load": 0.5, "policies": {"a-srpt": {"ratio_hi": 1.1}, "fifo": {"ratio_hi": 1.3}}},
-    {"load": 0.8, "policies": {"a-srpt": {"ratio_hi": 1.0}, "fifo": {"ratio_hi": 1.2}}},
+    _outcome(0.5, {"a-srpt": 1.1, "fifo": 1.3}),
+    _outcome(0.8, {"a-srpt": 1.0, "fifo": 1.2}),
 ]
 
 

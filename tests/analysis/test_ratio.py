@@ -57,8 +57,8 @@ def test_families_are_seeded_integral_and_distinct(family):
 
 def test_srpt_is_optimal_on_the_single_family():
     store = ResultStore()
-    payloads = run_sweep(CONFIG, range(6), store=store)
-    summary = summarise(payloads, CONFIG.policies)
+    outcomes = run_sweep(CONFIG, range(6), store=store)
+    summary = summarise(outcomes, CONFIG.policies)
     assert summary["srpt"].proven == 6
     assert summary["srpt"].ratio_max == pytest.approx(1.0)
     assert summary["fifo"].ratio_max >= 1.0
@@ -113,8 +113,8 @@ def test_kill_9_loses_nothing_finished(tmp_path):
 def test_process_pool_matches_serial():
     serial = run_sweep(CONFIG, range(4), store=ResultStore())
     pooled = run_sweep(CONFIG, range(4), store=ResultStore(), workers=2)
-    assert [p["policies"]["fifo"]["value_s"] for p in serial] == [
-        p["policies"]["fifo"]["value_s"] for p in pooled
+    assert [p.policies["fifo"].value_s for p in serial] == [
+        p.policies["fifo"].value_s for p in pooled
     ]
 
 
@@ -131,8 +131,8 @@ def test_dask_local_cluster_on_loopback():
             scheduler=cluster.scheduler_address,
         )
     serial = run_sweep(CONFIG, range(4), store=ResultStore())
-    assert [p["seed"] for p in payloads] == [0, 1, 2, 3]
-    assert [p["offline_value_s"] for p in payloads] == [p["offline_value_s"] for p in serial]
+    assert [p.seed for p in payloads] == [0, 1, 2, 3]
+    assert [p.offline_value_s for p in payloads] == [p.offline_value_s for p in serial]
 
 
 def test_worst_case_finds_a_ratio_above_one(tmp_path):
@@ -193,3 +193,21 @@ def test_cli_ratio_and_worst_case(tmp_path, capsys):
     assert main(["ratio", "--policies", "lifo"]) == 2
     assert "unknown policy 'lifo'" in capsys.readouterr().err
     assert main(["worst-case", "--budget", "soon"]) == 2
+
+
+def test_an_outcome_reads_back_from_its_payload():
+    from asrpt_opt.analysis.ratio import InstanceOutcome
+    from asrpt_opt.analysis.sweep import evaluate_instance
+
+    outcome = evaluate_instance(CONFIG, 1)
+    payload = outcome.to_json()
+    assert set(payload) >= {"offline_status", "offline_value_s", "load", "policies"}
+    assert set(payload["policies"]["fifo"]) == {
+        "value_s",
+        "completion_s",
+        "ratio",
+        "ratio_lo",
+        "ratio_hi",
+        "proven",
+    }
+    assert InstanceOutcome.from_json(json.loads(json.dumps(payload))) == outcome

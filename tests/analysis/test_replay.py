@@ -64,16 +64,16 @@ def test_replay_is_deterministic_and_records_provenance():
 def test_replay_compiles_the_core_before_timing_only_when_a_policy_will_run_it(
     monkeypatch, policies, refit_every, warmed
 ):
+    import asrpt_opt.policies.registry as registry
     import asrpt_opt.sim.compiled as compiled
-    import asrpt_opt.sim.engine as engine
 
     inst = make_instance([(i, 1 + i % 2, 2.0 + i % 3) for i in range(12)], servers=(2, 2))
     monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
     calls: list[str] = []
-    warm_up, simulate = compiled.warm_up, engine.simulate
+    warm_up, simulate = compiled.warm_up, registry.simulate
     monkeypatch.setattr(compiled, "warm_up", lambda *p: calls.append("warm") or warm_up(*p))
     monkeypatch.setattr(
-        engine, "simulate", lambda *a, **k: calls.append("simulate") or simulate(*a, **k)
+        registry, "simulate", lambda *a, **k: calls.append("simulate") or simulate(*a, **k)
     )
     replay(inst, policies, refit_every=refit_every)
     # The policies' wall times start after the compilation (the run's own warm-up is then

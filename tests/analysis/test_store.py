@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -27,7 +28,7 @@ def test_results_are_typed_columns_with_a_schema_version(tmp_path):
         ).fetchall()
     assert sorted(r[0] for r in rows) == [0, 1]
     assert {r[1] for r in rows} == {"optimal"}
-    assert sorted(r[2] for r in rows) == sorted(p["offline_value_s"] for p in payloads)
+    assert sorted(r[2] for r in rows) == sorted(p.offline_value_s for p in payloads)
     assert len(policy) == 4
     assert {p[0] for p in policy} == {"srpt", "fifo"}
     assert all(isinstance(p[1], float) and p[2] == 1 for p in policy)
@@ -91,3 +92,42 @@ def test_the_cli_refuses_a_foreign_store_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "is not an asrpt-opt result store" in err
+
+
+def test_each_store_refuses_the_other_kind(tmp_path):
+    from asrpt_opt.analysis.store import AdversaryStore
+
+    results, searches = tmp_path / "results.sqlite", tmp_path / "searches.sqlite"
+    ResultStore(results).close()
+    AdversaryStore(searches).close()
+    with pytest.raises(UsageError, match="is not an asrpt-opt adversary store"):
+        AdversaryStore(results)
+    with pytest.raises(UsageError, match="is not an asrpt-opt result store"):
+        ResultStore(searches)
+
+
+def test_an_unversioned_adversary_store_is_adopted_and_a_newer_one_refused(tmp_path):
+    from asrpt_opt.analysis.adversary import SearchSpace
+    from asrpt_opt.analysis.store import ADVERSARY_SCHEMA, AdversaryStore
+
+    path = tmp_path / "old.sqlite"
+    with closing(sqlite3.connect(path)) as db:  # what asrpt-opt wrote before versions
+        db.execute(
+            "CREATE TABLE evaluations (policy TEXT, space TEXT, key TEXT, ratio REAL,"
+            " alg REAL, opt REAL, PRIMARY KEY (policy, space, key))"
+        )
+        db.execute(
+            "CREATE TABLE best (policy TEXT, space TEXT, n INTEGER, ratio REAL, rows TEXT,"
+            " PRIMARY KEY (policy, space, n))"
+        )
+        space = json.dumps([[4, 4], 20.0, 20.0])
+        db.execute("INSERT INTO best VALUES ('fifo', ?, 2, 1.5, '[[0, 1, 2, 0]]')", (space,))
+        db.commit()
+    with AdversaryStore(path) as store:
+        assert store.best("fifo", SearchSpace(), 2) == ([(0, 1, 2, 0)], 1.5)
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == ADVERSARY_SCHEMA
+        db.execute(f"PRAGMA user_version={ADVERSARY_SCHEMA + 1}")
+        db.commit()
+    with pytest.raises(UsageError, match="written by a newer asrpt-opt"):
+        AdversaryStore(path)

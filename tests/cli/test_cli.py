@@ -300,7 +300,7 @@ def test_ratio_backend_flag_is_the_executor(capsys, tmp_path):
 
 def test_help_shows_defaults_and_a_result_repr_is_short(capsys):
     from asrpt_opt.model import load_instance
-    from asrpt_opt.sim import simulate
+    from asrpt_opt.policies import simulate
 
     assert main(["solve", "--help"]) == 0
     out = capsys.readouterr().out

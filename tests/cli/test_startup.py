@@ -64,13 +64,12 @@ def test_the_package_loads_its_names_on_first_use():
     assert "asrpt_opt.sim.engine" in _modules_after(code)
 
 
-def test_simulating_by_name_loads_the_policies_it_needs():
-    # The simulator's registry loads the built-in policies the first time a name is looked
-    # up, whatever was imported before.
+def test_simulating_by_name_from_the_package_root_loads_the_policies():
+    # Names are resolved above the simulator, by asrpt_opt.simulate (the policies' registry).
     code = (
-        "from asrpt_opt.sim.engine import simulate\n"
+        "import asrpt_opt\n"
         "from asrpt_opt.datasets import load_example\n"
-        "assert simulate(load_example('tiny-abstract'), 'a-srpt').metrics.n_jobs == 5"
+        "assert asrpt_opt.simulate(load_example('tiny-abstract'), 'a-srpt').metrics.n_jobs == 5"
     )
     assert "asrpt_opt.policies.asrpt" in _modules_after(code)
 
@@ -78,12 +77,12 @@ def test_simulating_by_name_loads_the_policies_it_needs():
 def test_a_schedule_of_ours_failing_the_validator_is_reported_as_a_bug(monkeypatch, capsys):
     from asrpt_opt.cli.main import EXIT_BUG, main
     from asrpt_opt.errors import ScheduleError
-    from asrpt_opt.sim import engine
+    from asrpt_opt.sim import simulation
 
     def broken(*args, **kwargs):
         raise ScheduleError("job 'j0': completion 3 differs from its last segment's end 2")
 
-    monkeypatch.setattr(engine, "validate_schedule", broken)
+    monkeypatch.setattr(simulation, "validate_schedule", broken)
     assert main(["simulate", "tiny-abstract", "--policy", "fifo"]) == EXIT_BUG
     err = capsys.readouterr().err
     assert "Traceback" in err

@@ -7,8 +7,7 @@ import pytest
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model import Cluster, Instance, Job
-from asrpt_opt.policies import POLICIES, PRIMARY
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import POLICIES, PRIMARY, simulate
 
 
 def _instance(rows, servers=(4,)):

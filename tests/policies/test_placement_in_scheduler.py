@@ -6,8 +6,7 @@ import pytest
 
 from asrpt_opt.model import Cluster, Instance, Job, Parallelism
 from asrpt_opt.placement import METHODS
-from asrpt_opt.policies import PRIMARY
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import PRIMARY, simulate
 from asrpt_opt.speed.cluster import worker_graph_of
 
 # SqueezeNet dp2 x tp4 on rooms 4,1,7,4,1,1,3 (the placement benchmark's worst case for

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asrpt_opt.policies import POLICIES, make_policy
+from asrpt_opt.policies import POLICIES, make_policy, simulate
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.relaxation import lower_bounds
-from asrpt_opt.sim import simulate, validate_schedule
+from asrpt_opt.sim import validate_schedule
 from tests.conftest import instances
 
 VARIANTS = [(name, {}) for name in sorted(POLICIES)] + [

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from asrpt_opt.cli import main
 from asrpt_opt.model import Cluster, Instance, Job, load_instance
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import simulate
 from tests.conftest import ROOT
 
 PATH = ROOT / "instances" / "baselines" / "ee9e8c-v100-27x4.json"

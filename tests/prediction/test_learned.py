@@ -11,10 +11,10 @@ from sklearn.exceptions import NotFittedError
 
 from asrpt_opt.errors import UnknownNameError
 from asrpt_opt.model import Job
+from asrpt_opt.policies import simulate
 from asrpt_opt.prediction import PREDICTORS, RandomForestIterations, make_predictor
 from asrpt_opt.prediction.evaluate import rolling_origin
 from asrpt_opt.prediction.features import job_key
-from asrpt_opt.sim import simulate
 from asrpt_opt.traces import recurring_jobs
 from tests.conftest import TINY
 

@@ -8,9 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asrpt_opt.model import Cluster, Instance, Job, Parallelism, instance_from_dict, load_instance
-from asrpt_opt.policies import PRIMARY
+from asrpt_opt.policies import PRIMARY, simulate
 from asrpt_opt.relaxation import lower_bounds, min_lengths
-from asrpt_opt.sim import simulate
 from asrpt_opt.speed import default_speed
 from tests.conftest import ROOT
 

@@ -14,9 +14,14 @@ from hypothesis import strategies as st
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model import Cluster, Instance, Job, instance_from_dict
-from asrpt_opt.policies import SRTF, PreferentialRoundRobin, TiresiasDLAS, TiresiasGittins
+from asrpt_opt.policies import (
+    SRTF,
+    PreferentialRoundRobin,
+    TiresiasDLAS,
+    TiresiasGittins,
+    simulate,
+)
 from asrpt_opt.prediction import NoisyOraclePredictor
-from asrpt_opt.sim import simulate
 from asrpt_opt.sim.compiled import COMPILED_FROM, Kernel
 from asrpt_opt.traces.synthetic import philly_like
 from tests.model.test_io import DESIGN_EXAMPLE
@@ -200,7 +205,7 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     code = (
         "import logging, sys; logging.basicConfig(level=25, stream=sys.stderr);"
         "from asrpt_opt.traces.synthetic import philly_like;"
-        "from asrpt_opt.sim import simulate;"
+        "from asrpt_opt.policies import simulate;"
         "inst = philly_like(300, servers=(8, 8), load=0.9, seed=1);"
         "print(simulate(inst, 'srtf', engine='compiled').metrics.mean_jct_s)"
     )

@@ -15,10 +15,10 @@ from asrpt_opt.errors import (
     UsageError,
 )
 from asrpt_opt.model import instance_from_dict
-from asrpt_opt.policies import POLICIES
+from asrpt_opt.policies import POLICIES, simulate
 from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.prediction import NoisyOraclePredictor
-from asrpt_opt.sim import NO_DECISION, Decision, Start, simulate
+from asrpt_opt.sim import NO_DECISION, Decision, Start
 from tests.conftest import make_instance
 from tests.model.test_io import DESIGN_EXAMPLE
 

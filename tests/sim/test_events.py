@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from asrpt_opt.model import Cluster, Instance, Job
-from asrpt_opt.policies import PRIMARY, make_policy
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import PRIMARY, make_policy, simulate
 
 _TOL = 1e-6
 

@@ -7,7 +7,7 @@ import pytest
 from asrpt_opt.analysis.gantt import gpu_lanes
 from asrpt_opt.analysis.plots import plot_comparison
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import simulate
 from asrpt_opt.sim.metrics import compute_metrics
 from tests.conftest import make_instance
 

@@ -9,8 +9,7 @@ import pytest
 
 from asrpt_opt.cli import main
 from asrpt_opt.datasets import list_examples, load_example
-from asrpt_opt.policies import PRIMARY
-from asrpt_opt.sim import simulate
+from asrpt_opt.policies import PRIMARY, simulate
 from asrpt_opt.sim.tables import PER_JOB_COLUMNS, Table, concat, to_frame, write_table
 
 FAST = ["tiny-abstract", "tiny-example", "p07-two-servers"]

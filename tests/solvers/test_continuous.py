@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from asrpt_opt.cli.main import main
 from asrpt_opt.errors import SolverError
 from asrpt_opt.model import Job
-from asrpt_opt.policies import POLICIES
+from asrpt_opt.policies import POLICIES, simulate
 from asrpt_opt.relaxation import lower_bounds
-from asrpt_opt.sim import simulate, validate_schedule
+from asrpt_opt.sim import validate_schedule
 from asrpt_opt.solvers import SolverParams, solve
 from asrpt_opt.solvers.continuous import MAX_JOBS, continuous_preemptive_optimum
 from asrpt_opt.speed.base import PooledSpeed
@@ -26,7 +26,7 @@ HALF = make_instance([(0, 1, 1), (0, 1, 1), (0, 1, 1), (0, 2, 1)], (2,), name="h
 
 
 def test_the_half_unit_case_is_six_and_a_half_and_the_grid_seven():
-    res = solve(HALF, preemptive=True)
+    res = solve(HALF, preemption="continuous")
     assert res.status == "optimal"
     assert res.objective_s == pytest.approx(6.5)
     assert res.bound_s == pytest.approx(6.5)
@@ -36,7 +36,7 @@ def test_the_half_unit_case_is_six_and_a_half_and_the_grid_seven():
     assert res.grid.status == "optimal"
     validate_schedule(HALF, res.schedule, speed=PooledSpeed())
     assert res.schedule.total_weighted_completion_s(HALF) == pytest.approx(6.5)
-    grid = solve(HALF, preemptive=True, preemption="grid")
+    grid = solve(HALF, preemption="grid")
     assert grid.objective_s == 7.0
     assert grid.model()["time"] == "preemption at multiples of 1 s"
 
@@ -89,7 +89,7 @@ def _half_grid(inst):
 def _check_sandwich(inst, *, refined: bool):
     inst = replace(inst, jobs=tuple(replace(j, spread_slowdown=1.0) for j in inst.jobs))
     params = SolverParams(time_limit_s=60)
-    res = solve(inst, preemptive=True, cluster_model="pooled", params=params)
+    res = solve(inst, preemption="continuous", cluster_model="pooled", params=params)
     assert res.status == "optimal", res.message
     opt = res.objective_s
     validate_schedule(inst, res.schedule, speed=PooledSpeed())
@@ -101,7 +101,7 @@ def _check_sandwich(inst, *, refined: bool):
         value = simulate(inst, name, speed=PooledSpeed()).metrics.total_weighted_completion_s
         assert opt <= value + tol, name
     if refined:
-        half = solve(_half_grid(inst), preemptive=True, preemption="grid", cluster_model="pooled")
+        half = solve(_half_grid(inst), preemption="grid", cluster_model="pooled")
         if half.status == "optimal":
             assert opt <= half.objective_s / 2 + tol  # the half-unit grid is still above
             assert half.objective_s / 2 <= res.grid.objective_s + tol
@@ -145,7 +145,7 @@ def test_out_of_time_gives_an_interval_that_holds():
     assert out.bound_s < out.objective_s
     assert out.bound_s >= lower_bounds(inst, speed=PooledSpeed()).lower_bound_s - 1e-6
     validate_schedule(inst, out.schedule, speed=PooledSpeed())
-    res = solve(inst, preemptive=True, params=SolverParams(time_limit_s=1))
+    res = solve(inst, preemption="continuous", params=SolverParams(time_limit_s=1))
     assert res.status == "feasible"
     assert res.bound_s <= res.objective_s <= res.grid.objective_s
     assert "stopped by the time limit" in res.message
@@ -156,7 +156,7 @@ def test_too_many_jobs_is_an_interval_with_a_reason():
     inst = make_instance(jobs, (2,), name="many")
     with pytest.raises(SolverError, match=f"at most {MAX_JOBS} jobs"):
         continuous_preemptive_optimum(inst)
-    res = solve(inst, preemptive=True)
+    res = solve(inst, preemption="continuous")
     # Every job runs alone as soon as it is released: the bounds meet, no search needed.
     assert res.status == "optimal"
     assert res.objective_s == pytest.approx(sum(range(1, MAX_JOBS + 2)))
@@ -165,7 +165,7 @@ def test_too_many_jobs_is_an_interval_with_a_reason():
 
 def test_server_local_is_not_searched_and_says_so():
     inst = make_instance([(0, 1, 2), (0, 2, 1), (1, 1, 3)], (2, 2), name="local")
-    res = solve(inst, preemptive=True, cluster_model="server-local")
+    res = solve(inst, preemption="continuous", cluster_model="server-local")
     assert res.preemption == "continuous"
     assert "server-local" in res.message
     assert res.bound_s <= res.objective_s

@@ -69,11 +69,11 @@ def test_tiny_abstract_hidden_spread_optimum(capsys):
 def test_instances_without_slowdowns_are_pooled_and_exact():
     inst = load_example("bursty-n12-s0")
     assert instance_cluster_model(inst) == "pooled"
-    res = solve(inst, preemptive=True, preemption="grid")
+    res = solve(inst, preemption="grid")
     assert res.relation == "exact"
     assert res.model()["time"].startswith("preemption at multiples of")
 
 
 def test_preemption_with_slowdowns_is_refused_with_the_alternatives():
     with pytest.raises(SolverError, match="cluster-model pooled"):
-        solve(_spread_instance(0), preemptive=True)
+        solve(_spread_instance(0), preemption="continuous")

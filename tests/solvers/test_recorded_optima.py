@@ -34,8 +34,7 @@ def test_record_reproduces(record):
     assert grid == (".grid." in record.name)
     res = solve(
         inst,
-        preemptive=data["preemptive"],
-        preemption="grid" if grid else "continuous",
+        preemption=("grid" if grid else "continuous") if data["preemptive"] else "none",
         cluster_model=data["placement"],
         params=SolverParams(time_limit_s=60),
     )

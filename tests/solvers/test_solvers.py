@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 
 from asrpt_opt.errors import SolverError, UnknownNameError
 from asrpt_opt.model import Cluster, Instance, Job
-from asrpt_opt.policies import POLICIES
+from asrpt_opt.policies import POLICIES, simulate
 from asrpt_opt.relaxation import lower_bounds
-from asrpt_opt.sim import simulate, validate_schedule
+from asrpt_opt.sim import validate_schedule
 from asrpt_opt.solvers import SolverParams, load_preset, solve
 from asrpt_opt.solvers._data import discretise
 from asrpt_opt.solvers.cpsat import CPSATModel
@@ -64,7 +64,7 @@ def test_known_answers_preemptive_both_backends(known_answers, model_cls):
 @pytest.mark.parametrize("klass", list(KLASSES))
 def test_known_answers_through_the_front_door(known_answers, klass):
     for inst, opt in _cases(known_answers, klass):
-        res = solve(inst, preemptive=KLASSES[klass])
+        res = solve(inst, preemption="continuous" if KLASSES[klass] else "none")
         assert res.status == "optimal"
         assert res.objective_s == pytest.approx(opt)
         assert res.bound_s == pytest.approx(opt)
@@ -81,7 +81,7 @@ def test_backends_agree_and_respect_every_bound(inst):
     assert milp.objective_s == pytest.approx(cpsat.objective_s)
     lb = lower_bounds(inst, speed=PooledSpeed())
     assert milp.objective_s >= lb.lower_bound_s - 1e-6
-    pre = solve(inst, cluster_model="pooled", preemptive=True, params=params)
+    pre = solve(inst, cluster_model="pooled", preemption="continuous", params=params)
     assert pre.status == "optimal"
     assert pre.objective_s <= milp.objective_s + 1e-6
     for name in POLICIES:
@@ -107,7 +107,7 @@ def test_spread_lies_between_pooled_and_server_local(inst):
         assert spread.objective_s <= local.objective_s + 1e-6
         milp = solve(inst, cluster_model="server-local", solver="milp")
         assert milp.objective_s == pytest.approx(local.objective_s)
-        local_pre = solve(inst, cluster_model="server-local", preemptive=True)
+        local_pre = solve(inst, cluster_model="server-local", preemption="continuous")
         assert local_pre.objective_s <= local.objective_s + 1e-6
         for run in local.schedule.runs:
             assert all(len(seg.allocation) == 1 for seg in run.segments)
@@ -155,7 +155,7 @@ def test_bad_requests():
     with pytest.raises(UnknownNameError, match="unknown cluster model"):
         solve(inst, cluster_model="anywhere")
     with pytest.raises(SolverError, match="spread at a slowdown are not modelled"):
-        solve(inst, preemptive=True, cluster_model="spread")
+        solve(inst, preemption="continuous", cluster_model="spread")
     with pytest.raises(SolverError, match="cpsat solver only"):
         solve(inst, cluster_model="spread", solver="milp")
     with pytest.raises(SolverError, match="coarser grid"):
@@ -216,7 +216,30 @@ def test_time_limit_covers_the_whole_solve(limit_s):
 
     inst = make_family_instance("bursty", 40, 1)
     t0 = time.perf_counter()
-    res = solve(inst, preemptive=True, params=SolverParams(time_limit_s=limit_s))
+    res = solve(inst, preemption="continuous", params=SolverParams(time_limit_s=limit_s))
     wall = time.perf_counter() - t0
     assert wall < limit_s + 2.5
     assert res.bound_s <= res.objective_s
+
+
+def test_the_old_preemptive_spelling_warns_and_means_the_same():
+    inst = _cases_first_preemptive()
+    with pytest.warns(DeprecationWarning, match="preemption="):
+        old = solve(inst, preemptive=True)
+    assert old.objective_s == solve(inst, preemption="continuous").objective_s
+    with pytest.warns(DeprecationWarning, match="preemption="):
+        grid = solve(inst, preemptive=True, preemption="grid")
+    assert grid.preemption == "grid"
+    with pytest.warns(DeprecationWarning, match="preemption="):
+        none = solve(inst, preemptive=False, preemption="grid")
+    assert not none.preemptive
+    with pytest.raises(UnknownNameError, match="preemption model"):
+        solve(inst, preemption="sometimes")
+
+
+def _cases_first_preemptive():
+    jobs = (
+        Job(id="a", release_s=0, gpus=1, duration_s=4),
+        Job(id="b", release_s=1, gpus=1, duration_s=1),
+    )
+    return Instance(name="two", cluster=Cluster(servers=(1,)), jobs=jobs)

@@ -9,7 +9,7 @@ import pytest
 
 from asrpt_opt.errors import InstanceError, UnknownNameError
 from asrpt_opt.model import load_instance
-from asrpt_opt.traces.adapters import FORMATS, trace_instance
+from asrpt_opt.traces.importers import TRACE_FORMATS, import_trace
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "traces"
 CASES = {
@@ -48,7 +48,7 @@ CASES = {
 def test_adapter_reads_fixture_and_reports_bad_rows(fmt):
     source, expected, words, skip_key = CASES[fmt]
     errors: list[str] = []
-    inst = trace_instance(fmt, source, servers=(8, 8), errors=errors)
+    inst = import_trace(fmt, source, servers=(8, 8), errors=errors)
     assert [(j.id, j.release_s, j.gpus, j.duration_s) for j in inst.jobs] == expected
     assert len(errors) == len(words)
     for message, w in zip(errors, words, strict=True):
@@ -63,22 +63,22 @@ def test_adapter_reads_fixture_and_reports_bad_rows(fmt):
 def test_strict_mode_stops_at_the_first_bad_row(fmt):
     source, _, words, _ = CASES[fmt]
     with pytest.raises(InstanceError, match=words[0].split(":")[0]):
-        trace_instance(fmt, source, servers=(8, 8))
+        import_trace(fmt, source, servers=(8, 8))
 
 
 def test_too_wide_jobs_are_reported_not_dropped():
     errors: list[str] = []
-    inst = trace_instance("helios", DATA / "helios_cluster_log.csv", servers=(4,), errors=errors)
+    inst = import_trace("helios", DATA / "helios_cluster_log.csv", servers=(4,), errors=errors)
     assert [j.id for j in inst.jobs] == ["3"]
     assert any("needs 8 GPUs, the cluster has 4" in e for e in errors)
 
 
 def test_bad_files():
     with pytest.raises(UnknownNameError, match="unknown trace format"):
-        trace_instance("slurm", DATA)
+        import_trace("slurm", DATA)
     with pytest.raises(InstanceError, match="cannot read file"):
-        trace_instance("helios", DATA / "missing.csv")
-    assert set(FORMATS) == {"tiresias", "philly", "helios", "pai"}
+        import_trace("helios", DATA / "missing.csv")
+    assert set(TRACE_FORMATS) == {"gavel", "pollux", "tiresias", "philly", "helios", "pai"}
 
 
 def test_cli_import_every_format(tmp_path, capsys):
@@ -163,7 +163,6 @@ def test_map_models_makes_dnn_jobs_with_imputed_iterations(tmp_path, capsys):
 
 
 def test_a_bad_byte_a_form_feed_and_a_huge_field_spoil_only_their_rows(tmp_path):
-    from asrpt_opt.traces.adapters import trace_instance
 
     rows = [
         b"job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
@@ -176,7 +175,7 @@ def test_a_bad_byte_a_form_feed_and_a_huge_field_spoil_only_their_rows(tmp_path)
     path = tmp_path / "jobs.csv"
     path.write_bytes(b"\n".join(rows) + b"\n")
     errors: list[str] = []
-    inst = trace_instance("tiresias", path, servers=(4,), errors=errors)
+    inst = import_trace("tiresias", path, servers=(4,), errors=errors)
     assert [j.id for j in inst.jobs] == ["1", "3", "5"]
     assert len(errors) == 2
     assert f"{path}: line 3: is not UTF-8 text" in errors[0]

@@ -52,7 +52,7 @@ COMPILED_FROM = 50_000
 #: Python, so compiling (about 0.55 s to import numba and load the cached core) pays from
 #: about 2,000-2,500 jobs (whole processes, numba's cache warm).
 COMPILED_FROM_RULE = {"tiresias-gittins": 3_000}
-#: The values of :func:`~asrpt_opt.sim.engine.simulate`'s ``engine``.
+#: The values of :func:`~asrpt_opt.sim.simulation.simulate`'s ``engine``.
 ENGINES = ("auto", "python", "compiled")
 
 _BLOCK = 1 << 16  # jobs whose segments are converted from arrays at once

@@ -18,7 +18,7 @@ from numba.experimental import structref
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.heaps import grow
 from asrpt_opt._numba.hooks import StateType
-from asrpt_opt.sim.view import DONE, RUNNING, UNRELEASED, WAITING
+from asrpt_opt.sim.view import COMPLETION, DONE, RUNNING, UNRELEASED, WAITING, WAKE
 
 __all__ = [
     "COMPLETION",
@@ -36,8 +36,6 @@ __all__ = [
 
 #: Exit codes of the compiled loop.
 OK, STALLED, OVERFLOW = 0, 1, 2
-#: Event kinds.
-COMPLETION, WAKE = 0, 1
 _STATUSES = (UNRELEASED, WAITING, RUNNING, DONE)
 
 

@@ -1,21 +1,32 @@
-"""The registry of policy names that :func:`~asrpt_opt.sim.engine.simulate` accepts.
+"""The policy registry: names (as ``--policy`` takes them) and their constructors, and
+:func:`simulate`, the simulator's front door that takes a policy by name.
 
-The simulator sits below the policies (they build on its view), so it cannot import them;
-instead :mod:`asrpt_opt.policies` registers its policies here when it loads, and looking a
-name up loads it first (``import asrpt_opt`` no longer does, to stay cheap). A custom
-policy becomes usable by name, in ``simulate`` and on the command line, with
-:func:`register_policy`.
+The simulator (:mod:`asrpt_opt.sim`) sits below the policies and takes policy objects; names
+are resolved here, above it. A custom policy becomes usable by name, in :func:`simulate` and
+on the command line, with :func:`register_policy`.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asrpt_opt.errors import UsageError, lookup
+from asrpt_opt.policies.asrpt import ASRPT
+from asrpt_opt.policies.fifo import FIFO
+from asrpt_opt.policies.las2d import TwoDimensionalLAS
+from asrpt_opt.policies.prr import PreferentialRoundRobin
+from asrpt_opt.policies.qssf import QSSF
+from asrpt_opt.policies.serverfilling import ServerFillingSRPT
+from asrpt_opt.policies.sjf import SJF
+from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
+from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
 from asrpt_opt.sim.view import Policy
+
+if TYPE_CHECKING:
+    from asrpt_opt.model.instance import Instance
+    from asrpt_opt.sim.result import SimulationResult
 
 __all__ = [
     "POLICIES",
@@ -23,18 +34,78 @@ __all__ = [
     "make_policy",
     "policy_parameters",
     "register_policy",
+    "simulate",
 ]
 
-#: Policy names (as used by ``--policy``) and their constructors.
-POLICIES: dict[str, Callable[..., Policy]] = {}
+#: Policy names and their constructors, in the order reports list them.
+POLICIES: dict[str, Callable[..., Policy]] = {
+    "a-srpt": ASRPT,
+    "fifo": FIFO,
+    "sjf": SJF,
+    "srtf": SRTF,
+    "srpt": SRPT,
+    "srsf": SRSF,
+    "2d-las": TwoDimensionalLAS,
+    "tiresias-2d-las": TiresiasDLAS,
+    "tiresias-gittins": TiresiasGittins,
+    "qssf": QSSF,
+    "serverfilling-srpt": ServerFillingSRPT,
+    "gittins": Gittins,
+    "prr": PreferentialRoundRobin,
+}
 
 
-def _with_builtins() -> dict[str, Callable[..., Policy]]:
-    """:data:`POLICIES` with the built-in policies registered (loading them on first use)."""
-    if "a-srpt" not in POLICIES:
-        # By name, not by import statement: the policies sit above the simulator.
-        importlib.import_module("asrpt_opt.policies")
-    return POLICIES
+def simulate(
+    instance: Instance, policy: str | Policy = "a-srpt", **kwargs: Any
+) -> SimulationResult:
+    """:func:`asrpt_opt.sim.simulate` with the policy given by name or as an object.
+
+    Parameters
+    ----------
+    instance : Instance
+    policy : str or Policy
+        A name of :data:`POLICIES` or a policy object.
+    **kwargs
+        :func:`asrpt_opt.sim.simulate`'s keyword parameters (``predictor``, ``seed``,
+        ``engine``, ...); the others go to the policy's constructor, with a name only.
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    UsageError
+        For policy parameters given with a policy object, or unknown to the policy.
+    UnknownNameError
+        For a name that is not registered.
+
+    Examples
+    --------
+    >>> from asrpt_opt.model import Cluster, Instance, Job
+    >>> inst = Instance(name="x", cluster=Cluster(servers=(2,)), jobs=(
+    ...     Job(id="a", release_s=0, gpus=2, duration_s=6),
+    ...     Job(id="b", release_s=2, gpus=2, duration_s=2)))
+    >>> simulate(inst, "srtf").metrics.total_weighted_completion_s
+    12.0
+    """
+    from asrpt_opt.sim import simulation
+
+    own = _simulation_parameters(simulation.simulate)
+    settings = {k: v for k, v in kwargs.items() if k in own}
+    params = {k: v for k, v in kwargs.items() if k not in own}
+    if not isinstance(policy, str):
+        if params:
+            raise UsageError(
+                f"policy parameters ({', '.join(sorted(params))}) are only accepted with a "
+                "policy name"
+            )
+        return simulation.simulate(instance, policy, **settings)
+    return simulation.simulate(instance, make_policy(policy, **params), **settings)
+
+
+def _simulation_parameters(fn: Callable[..., Any]) -> set[str]:
+    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY}
 
 
 def register_policy(name: str, factory: Callable[..., Policy], *, replace: bool = False) -> None:
@@ -77,7 +148,7 @@ def make_policy(name: str, **params: Any) -> Policy:
     UnknownNameError
         If no policy has that name; the message lists the known ones.
     """
-    return lookup(_with_builtins(), name, what="policy")(**params)
+    return lookup(POLICIES, name, what="policy")(**params)
 
 
 def policy_parameters(name: str) -> dict[str, Any]:
@@ -93,7 +164,7 @@ def policy_parameters(name: str) -> dict[str, Any]:
     dict
         Parameter name -> default value.
     """
-    factory = lookup(_with_builtins(), name, what="policy")
+    factory = lookup(POLICIES, name, what="policy")
     sig = inspect.signature(factory)
     return {
         p.name: p.default

@@ -1,0 +1,75 @@
+"""Each policy's compiled kernel sits beside its rule; the names and codes the two forms
+share cannot drift apart."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from asrpt_opt.policies import POLICIES, ListScheduler, make_policy
+from asrpt_opt.sim.compiled import COMPILED_FROM_RULE, Kernel
+from tests.sim.test_compiled import RULE_PARAMS
+
+
+def test_every_registered_policy_has_a_kernel_and_a_differential_test():
+    kernels = {name: make_policy(name).kernel() for name in POLICIES}
+    assert all(isinstance(k, Kernel) for k in kernels.values()), kernels
+    assert {name for name, _ in RULE_PARAMS} == set(POLICIES)
+
+
+def test_thresholds_name_existing_kernels():
+    names = {make_policy(name).kernel().name for name in POLICIES}
+    assert set(COMPILED_FROM_RULE) <= names
+
+
+def test_list_rules_are_the_kernels_keys():
+    from asrpt_opt.policies import list_scheduler_kernel as lk
+    from asrpt_opt.policies import registry
+
+    rules = set()
+    for cls in vars(registry).values():
+        if inspect.isclass(cls) and issubclass(cls, ListScheduler):
+            rule = cls.__dict__.get("_core")
+            if rule is not None and rule != "a-srpt":
+                rules.add(rule)
+    assert rules == set(lk.KEYS)
+
+
+def test_selection_rules_are_the_policies_names():
+    from asrpt_opt.policies import _selection_kernel
+
+    assert set(_selection_kernel.RULES) == {
+        make_policy("serverfilling-srpt").name,
+        make_policy("prr").name,
+    }
+
+
+def test_a_subclass_inherits_no_kernel():
+    for name in POLICIES:
+        cls = type(make_policy(name))
+        sub = type(f"My{cls.__name__}", (cls,), {})
+        assert sub().kernel() is None, name
+
+
+@pytest.mark.parametrize("name", ["a-srpt", "2d-las", "tiresias-gittins", "prr"])
+def test_knob_errors_come_from_the_policy_alone(name):
+    # The kernel reads knobs the policy validated (at reset); it has no second check.
+    from asrpt_opt.errors import UsageError
+    from asrpt_opt.model import Cluster, Instance, Job
+    from asrpt_opt.policies import simulate
+
+    bad = {
+        "a-srpt": {"adaptive": "triple"},
+        "2d-las": {"thresholds_gpu_s": (5.0, 1.0)},
+        "tiresias-gittins": {"delta_s": -3},
+        "prr": {"trust": 2.0},
+    }[name]
+    inst = Instance(
+        name="one",
+        cluster=Cluster(servers=(2,)),
+        jobs=(Job(id="a", release_s=0, gpus=1, duration_s=1),),
+    )
+    for engine in ("python", "compiled"):
+        with pytest.raises(UsageError):
+            simulate(inst, name, engine=engine, **bad)
