@@ -91,15 +91,31 @@ def _decide(policy: Any, sim: Any, now: float) -> float:
 
 
 # --------------------------------------------------------------------------- key hooks
-@implement(lk.running_key, AsrptStateType)
-def _running_key(keys: Any, lst: Any, s: Any, j: int, now: float) -> float:
-    key = keys.key[j]
-    if keys.finished_remaining and keys.vdone[j]:
-        # ASRPT.running_keys, in its (array) order of operations.
-        done = s.att_work[j] + max(now - s.work_start[j], 0.0) * s.rate[j]
-        service = float(s.gpus[j]) * max(keys.pred[j] - done, 0.0) / s.best_rate[j]
-        key = -1.0 / (1.0 + service)
-    return key
+@implement(lk.running_keys, AsrptStateType)
+def _running_keys(keys: Any, lst: Any, s: Any, now: float) -> float:
+    run_list, r_key, r_alive = s.run_list, lst.r_key, lst.r_alive
+    a_key, vdone, pred, remaining = keys.key, keys.vdone, keys.pred, keys.finished_remaining
+    gpus, att_work, work_start, rate, best_rate = (
+        s.gpus,
+        s.att_work,
+        s.work_start,
+        s.rate,
+        s.best_rate,
+    )
+    top = -np.inf
+    for r in range(s.n_run):
+        j = run_list[r]
+        key = a_key[j]
+        if remaining and vdone[j]:
+            # ASRPT.running_keys, in its (array) order of operations.
+            done = att_work[j] + max(now - work_start[j], 0.0) * rate[j]
+            service = float(gpus[j]) * max(pred[j] - done, 0.0) / best_rate[j]
+            key = -1.0 / (1.0 + service)
+        r_key[r] = key
+        r_alive[r] = True
+        if key > top:
+            top = key
+    return top
 
 
 @implement(lk.worth_preempting, AsrptStateType)

@@ -7,7 +7,7 @@ the largest keys when a job does not fit (the more urgent victims spared when th
 make room), backfill past a job that cannot start, and preempted jobs queued again after the
 decision with their running keys. A policy that extends the list scheduler (A-SRPT,
 :mod:`asrpt_opt.policies.asrpt_kernel`) keeps a :class:`ListState` and answers the three
-key hooks :func:`running_key`, :func:`worth_preempting` and :func:`requeue_key` for its own
+key hooks :func:`running_keys`, :func:`worth_preempting` and :func:`requeue_key` for its own
 state's type.
 """
 
@@ -32,7 +32,7 @@ __all__ = [
     "enqueue",
     "new_state",
     "requeue_key",
-    "running_key",
+    "running_keys",
     "worth_preempting",
 ]
 
@@ -85,8 +85,12 @@ def new_state(s: Any, rule: int, backfill: bool, thresholds: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- key hooks
-def running_key(keys: Any, lst: Any, s: Any, j: int, now: float) -> float:
-    """Hook: the key of running job ``j`` at ``now``.
+def running_keys(keys: Any, lst: Any, s: Any, now: float) -> float:
+    """Hook: every running job's key at ``now`` into ``lst.r_key`` (aligned with
+    ``s.run_list``), each marked alive in ``lst.r_alive``.
+
+    All at once, not job by job: a kernel reads its record's arrays once per decision (each
+    read of a record's field costs a reference count in numba).
 
     Parameters
     ----------
@@ -94,12 +98,12 @@ def running_key(keys: Any, lst: Any, s: Any, j: int, now: float) -> float:
         The policy's compiled state (its type selects the implementation).
     lst : ListState
     s : SimState
-    j : int
     now : float
 
     Returns
     -------
     float
+        The largest key (-inf when nothing runs).
     """
     raise NotImplementedError
 
@@ -142,17 +146,29 @@ def requeue_key(keys: Any, lst: Any, s: Any, j: int, now: float) -> float:
     raise NotImplementedError
 
 
-@implement(running_key, ListStateType)
-def _list_running_key(keys: Any, lst: Any, s: Any, j: int, now: float) -> float:
-    if lst.rule == _LAS:
-        service = s.att_gpu[j] + (now - s.seg_start0[j]) * float(s.gpus[j])
-        return _level(lst.thresholds, service) * _LEVEL + lst.las_rank[j]
-    busy = now - s.work_start[j]
-    attained = s.att_work[j] + (busy * s.rate[j] if busy > 0 else 0.0)
-    key = (s.predicted[j] - attained) / s.best_rate[j]
-    if lst.rule == _SRSF:
-        key = key * float(s.gpus[j])
-    return key
+@implement(running_keys, ListStateType)
+def _list_running_keys(keys: Any, lst: Any, s: Any, now: float) -> float:
+    run_list, r_key, r_alive, rule = s.run_list, lst.r_key, lst.r_alive, lst.rule
+    gpus, att_work, work_start, rate = s.gpus, s.att_work, s.work_start, s.rate
+    att_gpu, seg_start0, predicted, best_rate = s.att_gpu, s.seg_start0, s.predicted, s.best_rate
+    thresholds, las_rank = lst.thresholds, lst.las_rank
+    top = -np.inf
+    for r in range(s.n_run):
+        j = run_list[r]
+        if rule == _LAS:
+            service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
+            key = _level(thresholds, service) * _LEVEL + las_rank[j]
+        else:
+            busy = now - work_start[j]
+            attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
+            key = (predicted[j] - attained) / best_rate[j]
+            if rule == _SRSF:
+                key = key * float(gpus[j])
+        r_key[r] = key
+        r_alive[r] = True
+        if key > top:
+            top = key
+    return top
 
 
 @implement(worth_preempting, ListStateType)
@@ -217,7 +233,7 @@ def decide_list(lst: Any, s: Any, now: float, keys: Any) -> None:
         if width > d_total_free:
             if width <= d_total_free + spare:
                 if not keys_ready:
-                    max_key = _running_keys(lst, s, now, keys)
+                    max_key = running_keys(keys, lst, s, now)
                     keys_ready = True
                 if key < max_key:
                     max_key = _make_room(lst, s, now, keys, key, width - d_total_free)
@@ -342,19 +358,6 @@ def _waiting_key(lst: Any, s: Any, j: int) -> float:
     if rule == _QSSF:
         return s.predicted[j] / s.best_rate[j] * float(s.gpus[j])
     return _level(lst.thresholds, s.att_gpu[j]) * _LEVEL + lst.las_rank[j]
-
-
-@njit(cache=True)
-def _running_keys(lst: Any, s: Any, now: float, keys: Any) -> float:
-    # The running jobs' keys (aligned with the running list), all alive; the largest.
-    top = -np.inf
-    for r in range(s.n_run):
-        key = running_key(keys, lst, s, s.run_list[r], now)
-        lst.r_key[r] = key
-        lst.r_alive[r] = True
-        if key > top:
-            top = key
-    return top
 
 
 @njit(cache=True)
