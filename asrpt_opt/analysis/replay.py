@@ -129,7 +129,7 @@ def replay(
 
     from asrpt_opt.policies.registry import make_policy, simulate
     from asrpt_opt.prediction import make_predictor, seed_params
-    from asrpt_opt.sim.compiled import compiles_from, fewest_compiled_jobs, warm_up
+    from asrpt_opt.sim.compiled import compile_threshold, compiles_from, warm_up
     from asrpt_opt.speed.default import default_speed
 
     speed = default_speed(instance)
@@ -139,9 +139,10 @@ def replay(
     walls: dict[str, float] = {}
     results: dict[str, SimulationResult] = {}
     params = seed_params(predictor, seed)
-    if instance.is_abstract and refit_every is None and instance.n_jobs >= fewest_compiled_jobs():
+    n = instance.n_jobs
+    if instance.is_abstract and refit_every is None:
         built = [make_policy(name, **(policy_params or {}).get(name, {})) for name in policies]
-        compiling = [p for p in built if instance.n_jobs >= compiles_from(p)]
+        compiling = [p for p in built if n >= compile_threshold(p) and n >= compiles_from(p)]
         if compiling:
             warm_up(*compiling)  # compiled (once) outside every policy's wall time
     for k, name in enumerate(policies):

@@ -31,11 +31,11 @@ from asrpt_opt.cli._output import (
 from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
-from asrpt_opt.policies import POLICIES, PRIMARY
+from asrpt_opt.policies import POLICIES, PRIMARY, TiresiasGittins
 from asrpt_opt.policies.registry import simulate
 from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.compiled import COMPILED_FROM, COMPILED_FROM_RULE, ENGINES
+from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES
 from asrpt_opt.sim.metrics import Metrics
 from asrpt_opt.speed.default import default_speed
 
@@ -54,7 +54,7 @@ _METRICS_HEADER = (
 )
 
 
-_GITTINS_FROM = COMPILED_FROM_RULE["tiresias-gittins"]
+_GITTINS_FROM = TiresiasGittins.compiles_from
 
 
 def _metrics_rows(metrics: dict[str, Metrics], lb: float) -> list[tuple[Any, ...]]:

@@ -80,7 +80,7 @@ def simulate(
     engine : {"auto", "python", "compiled"}
         Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
         list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
-        or more (:data:`~asrpt_opt.sim.compiled.COMPILED_FROM_RULE` for Tiresias' Gittins
+        or more (a policy's own ``compiles_from`` where it has one: Tiresias' Gittins
         order) in the compiled core, everything else in Python; ``compiled`` insists (and
         refuses what the core cannot run); ``python`` never compiles. Both give the same
         schedule.

@@ -68,7 +68,9 @@ def test_replay_compiles_the_core_before_timing_only_when_a_policy_will_run_it(
     import asrpt_opt.sim.compiled as compiled
 
     inst = make_instance([(i, 1 + i % 2, 2.0 + i % 3) for i in range(12)], servers=(2, 2))
-    monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
+    from asrpt_opt.policies import TiresiasGittins
+
+    monkeypatch.setattr(TiresiasGittins, "compiles_from", inst.n_jobs)
     calls: list[str] = []
     warm_up, simulate = compiled.warm_up, registry.simulate
     monkeypatch.setattr(compiled, "warm_up", lambda *p: calls.append("warm") or warm_up(*p))

@@ -150,9 +150,9 @@ def test_auto_compiles_from_the_threshold_on(monkeypatch, compiled_runs):
 def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch, compiled_runs):
     import asrpt_opt.sim.compiled as compiled
 
-    assert compiled.COMPILED_FROM_RULE["tiresias-gittins"] < COMPILED_FROM
+    assert compiled.compile_threshold(TiresiasGittins()) < COMPILED_FROM
     inst = _random_instance(2)
-    monkeypatch.setattr(compiled, "COMPILED_FROM_RULE", {"tiresias-gittins": inst.n_jobs})
+    monkeypatch.setattr(TiresiasGittins, "compiles_from", inst.n_jobs)
     simulate(inst, "fifo")
     assert compiled_runs == []  # fifo keeps the general threshold
     for name in ("tiresias-gittins", "gittins"):

@@ -7,8 +7,8 @@ policy offers its kernel through ``kernel()``, which returns a :class:`Kernel` (
 only the built-in classes themselves do, never a subclass that may change a step. It runs
 compiled when every job is abstract and runs at :class:`~asrpt_opt.speed.base.AbstractSpeed`,
 the predictor is never refitted, and the instance has at least :data:`COMPILED_FROM` jobs
-(below, importing numba costs more than it saves; :data:`COMPILED_FROM_RULE` lowers that for
-a policy whose Python form is slow) or ``engine="compiled"`` asks for it. Everything else
+(below, importing numba costs more than it saves; a policy whose Python form is slow lowers
+that with a ``compiles_from`` attribute) or ``engine="compiled"`` asks for it. Everything else
 runs in Python.
 """
 
@@ -34,12 +34,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPILED_FROM",
-    "COMPILED_FROM_RULE",
     "ENGINES",
     "Kernel",
+    "compile_threshold",
     "compiled_kernel",
     "compiles_from",
-    "fewest_compiled_jobs",
     "run_compiled",
     "warm_up",
 ]
@@ -48,10 +47,6 @@ logger = logging.getLogger(__name__)
 
 #: From this many jobs on, ``engine="auto"`` runs eligible simulations compiled.
 COMPILED_FROM = 50_000
-#: Rules compiled from fewer jobs: Tiresias' Gittins order costs about 0.4 ms a job in
-#: Python, so compiling (about 0.55 s to import numba and load the cached core) pays from
-#: about 2,000-2,500 jobs (whole processes, numba's cache warm).
-COMPILED_FROM_RULE = {"tiresias-gittins": 3_000}
 #: The values of :func:`~asrpt_opt.sim.simulation.simulate`'s ``engine``.
 ENGINES = ("auto", "python", "compiled")
 
@@ -65,7 +60,7 @@ class Kernel:
     Attributes
     ----------
     name : str
-        The policy's rule (a key of :data:`COMPILED_FROM_RULE`, or any other name).
+        The policy's rule (names the compile notice).
     build : callable
         ``build(state)`` returns the policy's compiled state (a numba structref whose type the
         policy's kernel module registers the loop's hooks for) for the simulator's compiled
@@ -97,7 +92,7 @@ def compiled_kernel(sim: Simulator, engine: str) -> Kernel | None:
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, got {engine!r}")
     n = sim.instance.n_jobs
-    if engine == "python" or (engine == "auto" and n < fewest_compiled_jobs()):
+    if engine == "python" or (engine == "auto" and n < compile_threshold(sim.policy)):
         return None  # without asking the policy (Gittins would read its sample file twice)
     kernel = _kernel_of(sim.policy)
     why = None
@@ -110,9 +105,6 @@ def compiled_kernel(sim: Simulator, engine: str) -> Kernel | None:
     if why is not None:
         if engine == "compiled":
             raise UsageError(f"engine='compiled': {why}")
-        return None
-    assert kernel is not None
-    if engine == "auto" and n < _threshold(kernel):
         return None
     return kernel
 
@@ -128,32 +120,31 @@ def compiles_from(policy: object) -> float:
     Returns
     -------
     float
-        :data:`COMPILED_FROM`, or the rule's entry of :data:`COMPILED_FROM_RULE`; infinity
-        for a policy without a compiled kernel.
+        :func:`compile_threshold`; infinity for a policy without a compiled kernel.
     """
-    kernel = _kernel_of(policy)
-    return math.inf if kernel is None else _threshold(kernel)
+    return math.inf if _kernel_of(policy) is None else compile_threshold(policy)
 
 
-def fewest_compiled_jobs() -> int:
-    """The fewest jobs from which ``engine="auto"`` runs any policy compiled.
+def compile_threshold(policy: object) -> int:
+    """The fewest jobs from which compiling ``policy`` pays, if it has a kernel: its
+    ``compiles_from`` attribute, else :data:`COMPILED_FROM` (read without building the
+    kernel).
+
+    Parameters
+    ----------
+    policy : Policy
 
     Returns
     -------
     int
-        The smallest of :data:`COMPILED_FROM` and :data:`COMPILED_FROM_RULE`'s entries.
     """
-    return min(COMPILED_FROM, *COMPILED_FROM_RULE.values())
+    return int(getattr(policy, "compiles_from", COMPILED_FROM))
 
 
 def _kernel_of(policy: object) -> Kernel | None:
     get = getattr(policy, "kernel", None)
     kernel: Kernel | None = get() if callable(get) else None
     return kernel
-
-
-def _threshold(kernel: Kernel) -> int:
-    return COMPILED_FROM_RULE.get(kernel.name, COMPILED_FROM)
 
 
 def warm_up(*policies: object) -> float:
