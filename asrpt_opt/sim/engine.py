@@ -167,6 +167,11 @@ class Simulator:
         """Each job's work units under the speed model, as an array."""
         return np.asarray(self._work, dtype=np.float64)
 
+    def progress_start_s(self, job: int) -> float:
+        """When running ``job``'s current segment makes progress from (its start, plus the
+        restore overhead when it resumed)."""
+        return self._work_start[job]
+
     def attained_work(self, job: int) -> float:
         """Work units ``job`` has processed at the current time."""
         if self.status[job] == RUNNING:

@@ -184,7 +184,7 @@ class ClusterView:
     def progress_start_s(self, job: int) -> float:
         """When a running job's current segment starts to make progress: its start, plus the
         restore overhead when it resumed."""
-        return self._sim._work_start[job]
+        return self._sim.progress_start_s(job)
 
     def place(self, job: int, free: NDArray[np.int64]) -> Allocation | None:
         """GPUs for ``job`` among ``free`` by the simulation's placement method, or None when
