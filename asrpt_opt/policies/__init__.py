@@ -1,8 +1,9 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
-['2d-las', 'a-srpt', 'fifo', 'gittins', 'prr', 'qssf', 'serverfilling-srpt', 'sjf', 'srpt',
- 'srsf', 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
+['2d-las', 'a-srpt', 'fifo', 'firstfit-srpt', 'gittins', 'greedy-srpt', 'prr', 'qssf',
+ 'serverfilling', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf', 'tiresias-2d-las',
+ 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.registry import POLICIES, make_policy, register_policy, simulate
-from asrpt_opt.policies.serverfilling import ServerFillingSRPT
+from asrpt_opt.policies.serverfilling import (
+    FirstFitSRPT,
+    GreedySRPT,
+    ServerFilling,
+    ServerFillingSRPT,
+)
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
 from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
@@ -31,10 +37,13 @@ __all__ = [
     "SRPT",
     "SRSF",
     "SRTF",
+    "FirstFitSRPT",
     "Gittins",
+    "GreedySRPT",
     "ListScheduler",
     "Policy",
     "PreferentialRoundRobin",
+    "ServerFilling",
     "ServerFillingSRPT",
     "TiresiasDLAS",
     "TiresiasGittins",

@@ -1,21 +1,30 @@
 """Serving a chosen set of jobs: the decision that preempts the others and starts the rest.
 
 Policies that pick, at each decision, the whole set of jobs that should hold GPUs
-(ServerFilling-SRPT, PRR) share this step.
+(the multiserver-job policies of :mod:`asrpt_opt.policies.serverfilling`, PRR) share this
+step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.view import WAITING, ClusterView, Start
 
 __all__ = ["selection_state", "serve"]
 
 
 def serve(
-    chosen: Sequence[int], view: ClusterView, *, preempt_others: bool = True
+    chosen: Sequence[int],
+    view: ClusterView,
+    *,
+    preempt_others: bool = True,
+    place: Callable[[int, NDArray[np.int64]], Allocation | None] | None = None,
 ) -> tuple[tuple[Start, ...], tuple[int, ...]]:
     """Preempt the running jobs not in ``chosen``, then start its waiting jobs in order.
 
@@ -30,6 +39,9 @@ def serve(
     preempt_others : bool
         False when every running job is chosen too (``chosen`` may then list only waiting
         jobs): nothing is preempted.
+    place : callable, optional
+        ``place(job, free)``: GPUs for a job among ``free``, or None; the simulation's
+        placement method (``view.place``) by default.
 
     Returns
     -------
@@ -50,7 +62,7 @@ def serve(
     for j in chosen:
         if view.status(j) != WAITING:
             continue
-        allocation = view.place(j, free)
+        allocation = view.place(j, free) if place is None else place(j, free)
         if allocation is None:
             continue
         for s, c in allocation:
@@ -59,21 +71,27 @@ def serve(
     return tuple(starts), tuple(preempts)
 
 
-def selection_state(rule: str, trust: float, quantum_s: float, state: Any) -> Any:
+def selection_state(
+    rule: str, trust: float, quantum_s: float, state: Any, *, order: str = "time"
+) -> Any:
     """The compiled state (:mod:`asrpt_opt.policies._selection_kernel`) of a selection rule.
 
     Parameters
     ----------
-    rule : {"serverfilling-srpt", "prr"}
+    rule : str
+        A name of :data:`~asrpt_opt.policies._selection_kernel.RULES`.
     trust, quantum_s : float
         PRR's knobs (``quantum_s`` NaN: half the mean predicted length).
     state : SimState
         The compiled simulator's state.
+    order : {"area", "time", "arrival"}
+        The multiserver-job policies' ranking (:data:`~asrpt_opt.policies.serverfilling.ORDERS`).
 
     Returns
     -------
     SelectionState
     """
     from asrpt_opt.policies import _selection_kernel as kernel
+    from asrpt_opt.policies.serverfilling import ORDERS
 
-    return kernel.new_state(state, kernel.RULES.index(rule), trust, quantum_s)
+    return kernel.new_state(state, kernel.RULES.index(rule), ORDERS.index(order), trust, quantum_s)

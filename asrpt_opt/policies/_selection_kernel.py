@@ -1,6 +1,7 @@
 """The compiled form of the policies that choose a set of jobs to serve at each decision
-(:mod:`asrpt_opt.policies._selection`): ServerFilling-SRPT
-(:class:`~asrpt_opt.policies.serverfilling.ServerFillingSRPT`) and Preferential Round-Robin
+(:mod:`asrpt_opt.policies._selection`): the multiserver-job policies
+(:mod:`asrpt_opt.policies.serverfilling`: ServerFilling, ServerFilling-SRPT, FirstFit-SRPT,
+Greedy-SRPT) and Preferential Round-Robin
 (:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`), for
 :mod:`asrpt_opt.sim.compiled.loop`.
 
@@ -19,15 +20,25 @@ from numba.experimental import structref
 
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.hooks import StateType, implement
+from asrpt_opt.policies.serverfilling import ORDERS
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained, consolidate, record_start
 from asrpt_opt.sim.view import WAITING
 
-__all__ = ["RULES", "SelectionState", "new_state"]
+__all__ = [
+    "RULES",
+    "SelectionState",
+    "activate",
+    "deactivate",
+    "new_state",
+    "serve",
+    "server_filling",
+]
 
 #: The selection rules, by code.
-RULES = ("serverfilling-srpt", "prr")
-_SF, _PRR = range(len(RULES))
+RULES = ("serverfilling-srpt", "prr", "serverfilling", "firstfit-srpt", "greedy-srpt")
+_SF, _PRR, _SF_ARRIVAL, _FIRSTFIT, _GREEDY = range(len(RULES))
+_AREA, _ARRIVAL = ORDERS.index("area"), ORDERS.index("arrival")
 
 
 @structref.register
@@ -43,45 +54,57 @@ structref.define_proxy(
     SelectionState,
     SelectionStateType,
     [
-        "rule", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus", "released",
-        "length_sum", "quantum", "quantum_end", "mark",
+        "rule", "order", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus",
+        "released", "length_sum", "quantum", "quantum_end", "mark",
     ],
 )  # fmt: skip
 
 
 @njit(cache=True)
-def new_state(s: Any, rule: int, trust: float, quantum_s: float) -> Any:
-    """No active job yet, for rule ``rule`` (a code of :data:`RULES`); PRR's ``trust`` and
+def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> Any:
+    """No active job yet, for rule ``rule`` (a code of :data:`RULES`) ranking by ``order``
+    (an index of :data:`~asrpt_opt.policies.serverfilling.ORDERS`); PRR's ``trust`` and
     ``quantum_s`` (NaN: half the mean predicted length)."""
     n = s.n
     return SelectionState(
-        rule, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0, 0,
-        0.0, -1, -np.inf, np.zeros(n, np.bool_),
+        rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
+        0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
     )  # fmt: skip
 
 
 @implement(loop.arrive, SelectionStateType)
 def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
-    p = policy
-    p.act[p.n_act] = job
-    p.act_pos[job] = p.n_act
-    p.n_act += 1
-    p.active_gpus += sim.gpus[job]
-    if p.rule == _PRR:
-        p.released += 1
-        p.length_sum += sim.predicted[job] / sim.best_rate[job]
+    activate(policy, sim, job)
+    if policy.rule == _PRR:
+        policy.released += 1
+        policy.length_sum += sim.predicted[job] / sim.best_rate[job]
 
 
 @implement(loop.finish, SelectionStateType)
 def _finish(policy: Any, sim: Any, job: int) -> None:
-    # Kept in arrival order: PRR's ties, and usually already index order.
-    p = policy
+    deactivate(policy, sim, job)
+
+
+@njit(cache=True)
+def activate(p: Any, s: Any, job: int) -> None:
+    """``job`` joins the active jobs of ``p`` (a state with ``act``, ``act_pos``, ``n_act``
+    and ``active_gpus``), at the end: they stay in arrival order."""
+    p.act[p.n_act] = job
+    p.act_pos[job] = p.n_act
+    p.n_act += 1
+    p.active_gpus += s.gpus[job]
+
+
+@njit(cache=True)
+def deactivate(p: Any, s: Any, job: int) -> None:
+    """``job`` leaves the active jobs (the rest keep their order: PRR's ties, and usually
+    already index order)."""
     for i in range(p.act_pos[job], p.n_act - 1):
         p.act[i] = p.act[i + 1]
         p.act_pos[p.act[i]] = i
     p.act_pos[job] = -1
     p.n_act -= 1
-    p.active_gpus -= sim.gpus[job]
+    p.active_gpus -= s.gpus[job]
 
 
 @implement(loop.advance, SelectionStateType)
@@ -108,7 +131,7 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
         p.quantum_end = now + max(length, 2.0 * s.restore_s, 1e-6)
     fits = p.active_gpus <= s.total_gpus
     jobs = p.act[: p.n_act]  # in arrival order
-    if p.rule == _SF:
+    if p.rule != _PRR and p.order != _ARRIVAL:
         for i in range(1, p.n_act):
             if jobs[i] < jobs[i - 1]:
                 jobs = np.sort(jobs)  # ties go to the lower index
@@ -120,19 +143,48 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     for i in range(jobs.shape[0]):
         done[i] = attained(s, jobs[i], now)
     wake = np.nan
-    if p.rule == _SF:
-        left = (s.predicted[jobs] - done) / s.best_rate[jobs]
-        ranked = jobs[np.argsort(left, kind="mergesort")]  # (remaining, index)
-        if fits:
-            chosen = ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
-        else:
-            chosen = _server_filling(ranked, s.gpus, s.total_gpus, p.mark)
-    else:
+    if p.rule == _PRR:
         chosen = _prr_choose(p, s, jobs, done, fits)
         if not fits and chosen.shape[0] < p.n_act:
             wake = p.quantum_end  # another quantum matters while a job is left out
-    _serve(p, s, chosen, fits)
+    else:
+        chosen = _fit(p, s, _rank(p, s, jobs, done), fits)
+    serve(p, s, chosen, fits)
     return wake
+
+
+@njit(cache=True)
+def _rank(p: Any, s: Any, jobs: Any, done: Any) -> Any:
+    # The multiserver-job policies' ranking: arrival order as it is, or by predicted
+    # remaining time or area (a stable sort of jobs in index order: ties to the lower index).
+    if p.order == _ARRIVAL:
+        return jobs
+    left = (s.predicted[jobs] - done) / s.best_rate[jobs]
+    if p.order == _AREA:
+        left = left * s.gpus[jobs]
+    return jobs[np.argsort(left, kind="mergesort")]
+
+
+@njit(cache=True)
+def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
+    # The jobs to serve from the ranking: ServerFilling, first fit, or greedy.
+    if p.rule == _SF or p.rule == _SF_ARRIVAL:
+        if fits:
+            return ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
+        return server_filling(ranked, s.gpus, s.total_gpus, p.mark)
+    if fits:
+        return ranked
+    chosen = np.empty(ranked.shape[0], np.int64)
+    n_chosen = 0
+    used = 0
+    for j in ranked:
+        if used + s.gpus[j] <= s.total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += s.gpus[j]
+        elif p.rule == _GREEDY:
+            break
+    return chosen[:n_chosen]
 
 
 @njit(cache=True)
@@ -158,8 +210,10 @@ def _prr_choose(p: Any, s: Any, jobs: Any, done: Any, fits: bool) -> Any:
 
 
 @njit(cache=True)
-def _serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
-    # serve(): preempt the running jobs not chosen, then start the chosen waiting ones.
+def serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
+    """_selection.serve: unless every active job ``fits``, preempt the running jobs not in
+    ``chosen``; then start the chosen waiting ones in order where consolidation places
+    them (``p.mark`` is scratch, all false)."""
     s.d_free[:] = s.free
     if not fits:
         for j in chosen:
@@ -185,8 +239,9 @@ def _serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
 
 
 @njit(cache=True)
-def _server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any) -> Any:
-    # ServerFillingSRPT.select on the jobs in SRPT order.
+def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any) -> Any:
+    """:func:`asrpt_opt.policies.serverfilling.server_filling` (``mark``: scratch, all
+    false)."""
     m = ranked.shape[0]
     k = 0
     covered = 0

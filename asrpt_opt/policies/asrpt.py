@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -10,17 +11,25 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
+from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.policies._selection import serve
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.policies.serverfilling import server_filling
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
-__all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS"]
+__all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS", "GUIDES"]
 
 #: How a job's predicted work is raised when it runs past its prediction.
 ADAPTIVE_RULES = ("double", "additive", "none")
 
 #: How jobs that have finished on the virtual machine are ordered among themselves.
 FINISHED_ORDERS = ("virtual", "remaining")
+
+#: How the virtual machine's ranking guides the cluster: ``list`` goes down the ranking one
+#: job at a time (list scheduling with backfill); ``fill`` serves the shortest prefix of the
+#: ranking that covers the GPUs, widest first (ServerFilling), then backfills.
+GUIDES = ("list", "fill")
 
 # A job "runs past" its prediction only beyond this relative margin, so that float rounding
 # of an exact (oracle) prediction never triggers a raise before the job's completion event.
@@ -44,10 +53,17 @@ class ASRPT(ListScheduler):
        cluster, so on a large cluster narrow jobs finish virtually almost at once; with
        ``"virtual"`` the ranking then degenerates towards arrival order (README shows the
        measured effect).
-    3. Going down that ranking, each job keeps or gets GPUs (consolidated placement, best fit),
-       preempting lower-ranked running jobs when it does not fit, and only when each victim's
-       predicted remaining time exceeds the restore overhead ("worth it": a job about to finish
-       is cheaper to wait for than to preempt). Lower-ranked jobs backfill leftover GPUs.
+    3. The ranking guides the cluster (``guide``). ``list`` (default): going down the
+       ranking, each job keeps or gets GPUs, preempting lower-ranked running jobs when it
+       does not fit; lower-ranked jobs backfill leftover GPUs. ``fill``: the shortest prefix
+       of the ranking whose GPUs add up to at least the cluster's is served widest first
+       where it fits, then the rest of the ranking backfills where it fits; running jobs
+       outside that set are preempted (ServerFilling [4]_ on A-SRPT's ranking, which keeps
+       every GPU busy while enough work waits when widths divide the servers: stable on the
+       multiserver-job workload where ``list`` is not, but slower on the bundled DNN
+       workloads; docs/asrpt.md). Either way a running job is preempted only when its
+       predicted remaining time exceeds the restore overhead ("worth it": a job about to
+       finish is cheaper to wait for than to preempt).
     4. Adaptive predictions: a job whose attained work passes its predicted work has its
        prediction raised, ``double`` (to twice its attained work) or ``additive`` (attained
        work plus its original prediction); the virtual machine receives the extra work.
@@ -58,7 +74,10 @@ class ASRPT(ListScheduler):
         The prediction-raising rule.
     finished_order : {"remaining", "virtual"}
         Order among jobs that have finished on the virtual machine.
+    guide : {"list", "fill"}
+        How the ranking guides the cluster (step 3).
     backfill : bool
+        With ``guide="list"``: let lower-ranked jobs use GPUs a higher one cannot.
     max_placement_slowdown : float, optional
         The placement-aware start rule of
         :class:`~asrpt_opt.policies.list_scheduler.ListScheduler` (off by default).
@@ -72,6 +91,9 @@ class ASRPT(ListScheduler):
     .. [3] L. A. Hall, A. S. Schulz, D. B. Shmoys, J. Wein, "Scheduling to minimize average
        completion time: off-line and on-line approximation algorithms", Mathematics of
        Operations Research 22(3):513-544, 1997.
+    .. [4] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
+       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+       (SIGMETRICS) 6(3), 2022.
     """
 
     name = "a-srpt"
@@ -84,12 +106,14 @@ class ASRPT(ListScheduler):
         *,
         adaptive: str = "double",
         finished_order: str = "remaining",
+        guide: str = "list",
         backfill: bool = True,
         max_placement_slowdown: float | None = None,
     ) -> None:
         super().__init__(backfill=backfill, max_placement_slowdown=max_placement_slowdown)
         self.adaptive = adaptive
         self.finished_order = finished_order
+        self.guide = guide
 
     def kernel(self) -> Kernel | None:
         """The compiled A-SRPT (:mod:`asrpt_opt.policies.asrpt_kernel`) with these knobs
@@ -101,7 +125,7 @@ class ASRPT(ListScheduler):
         """
         if not self._compiles():
             return None
-        knobs = (self.adaptive, self.finished_order, bool(self.backfill))
+        knobs = (self.adaptive, self.finished_order, self.guide, bool(self.backfill))
         return Kernel(name="a-srpt", build=partial(_asrpt_state, *knobs))
 
     # ----------------------------------------------------------------- virtual machine
@@ -113,6 +137,11 @@ class ASRPT(ListScheduler):
             raise UsageError(
                 f"finished_order must be one of {FINISHED_ORDERS}, got {self.finished_order!r}"
             )
+        if self.guide not in GUIDES:
+            raise UsageError(f"guide must be one of {GUIDES}, got {self.guide!r}")
+        self._active: dict[int, None] = {}  # released, unfinished (fill), in arrival order
+        self._waiting: set[int] = set()
+        self._active_gpus = 0
         super().reset(view, rng)
         n = view.n_jobs
         self._key = np.zeros(n)
@@ -171,7 +200,12 @@ class ASRPT(ListScheduler):
         pred = float(view.predicted_work[job])
         self._pred[job] = self._first_pred[job] = pred
         self._vpush(job, self._virtual_size(job, pred, view), view)
-        super().on_arrival(job, view)
+        if self.guide == "list":
+            super().on_arrival(job, view)
+            return
+        self._active[job] = None
+        self._waiting.add(job)
+        self._active_gpus += int(view.job_gpus[job])
 
     def _service_key(self, job: int, view: ClusterView) -> float:
         left = max(self._pred[job] - view.attained_work(job), 0.0) / view.best_rate[job]
@@ -207,11 +241,76 @@ class ASRPT(ListScheduler):
         return True
 
     def decide(self, view: ClusterView) -> Decision:
-        """Advance the virtual machine, apply adaptive raises, then list-schedule."""
+        """Advance the virtual machine, apply adaptive raises, then guide the cluster."""
         self._advance(view.now_s, view)
         if self.adaptive != "none":
             self._raise_overrun(view)
-        return super().decide(view)
+        if self.guide == "list":
+            return super().decide(view)
+        return self._fill(view)
+
+    def rank_keys(self, jobs: NDArray[np.int64], view: ClusterView) -> NDArray[np.float64]:
+        """The ranking keys of released jobs ``jobs`` now (virtual remaining work; jobs
+        finished on the virtual machine below zero).
+
+        Parameters
+        ----------
+        jobs : ndarray of int
+        view : ClusterView
+
+        Returns
+        -------
+        ndarray of float
+        """
+        keys: NDArray[np.float64] = self._key[jobs].copy()
+        if self.finished_order == "remaining":
+            done = self._vdone[jobs]
+            if done.any():
+                left = (
+                    np.maximum(self._pred[jobs] - view.attained_work_of(jobs), 0.0)
+                    / view.best_rate[jobs]
+                )
+                keys[done] = (-1.0 / (1.0 + view.job_gpus[jobs] * left))[done]
+        return keys
+
+    def _fill(self, view: ClusterView) -> Decision:
+        # guide="fill": ServerFilling on the ranking, then backfill (see the class docstring).
+        if not self._active:
+            return self._finish([], [], view)
+        total = view.total_gpus
+
+        def place(job: int, free: NDArray[np.int64]) -> Allocation | None:
+            return self.place(job, free, view)  # the placement-aware start rule, if any
+
+        if self._active_gpus <= total:
+            order = self._ranked(self._waiting, view)
+            gpus = view.job_gpus
+            order = sorted(order, key=lambda j: -int(gpus[j]))  # stable: rank among equals
+            starts, preempts = serve(order, view, preempt_others=False, place=place)
+        else:
+            ranked = self._ranked(self._active, view)
+            chosen = server_filling(ranked, view.job_gpus[ranked].tolist(), total)
+            chosen += self._not_worth_preempting(set(chosen), view)
+            starts, preempts = serve(chosen, view, place=place)
+        self._waiting.difference_update(st.job for st in starts)
+        self._waiting.update(preempts)
+        return self._finish(list(starts), list(preempts), view)
+
+    def _ranked(self, jobs: Iterable[int], view: ClusterView) -> list[int]:
+        arr = np.fromiter(jobs, np.int64)
+        return [int(j) for j in arr[np.lexsort((arr, self.rank_keys(arr, view)))]]
+
+    def _not_worth_preempting(self, chosen: set[int], view: ClusterView) -> list[int]:
+        # Running jobs outside the chosen set that would finish within the restore overhead.
+        overhead = view.restore_overhead_s
+        if overhead <= 0:
+            return []
+        return [
+            v
+            for v in view.running_jobs().tolist()
+            if v not in chosen
+            and (self._pred[v] - view.attained_work(v)) / view.best_rate[v] <= overhead
+        ]
 
     def _watch(self, job: int, view: ClusterView, rate: float, progress_s: float) -> None:
         # The instant the job's attained work passes its prediction, running at ``rate`` and
@@ -252,6 +351,9 @@ class ASRPT(ListScheduler):
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Stop watching the job's prediction."""
         self._cross_seq[job] += 1
+        if job in self._active:
+            del self._active[job]
+            self._active_gpus -= int(view.job_gpus[job])
 
     def wake_time(
         self, view: ClusterView, starts: list[Start], preempts: list[int]
@@ -274,10 +376,13 @@ class ASRPT(ListScheduler):
         return None
 
 
-def _asrpt_state(adaptive: str, finished_order: str, backfill: bool, state: Any) -> Any:
+def _asrpt_state(
+    adaptive: str, finished_order: str, guide: str, backfill: bool, state: Any
+) -> Any:
     """A-SRPT's compiled state for the compiled simulator ``state`` (knobs checked by
     :meth:`ASRPT.reset`)."""
     from asrpt_opt.policies import asrpt_kernel
 
     remaining = finished_order == "remaining"
-    return asrpt_kernel.new_state(state, ADAPTIVE_RULES.index(adaptive), remaining, backfill)
+    fill = guide == "fill"
+    return asrpt_kernel.new_state(state, ADAPTIVE_RULES.index(adaptive), remaining, fill, backfill)

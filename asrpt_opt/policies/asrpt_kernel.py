@@ -4,8 +4,10 @@
 The same steps as the Python class: the virtual single machine runs preemptive SRPT on the
 jobs' predicted virtual sizes (a heap of ``(remaining, job, version)``), queued jobs are
 re-keyed as it advances, running jobs past their prediction have it raised (the adaptive
-rule, watched through a heap of ``(time, job, sequence)``), and the real cluster is guided by
-:mod:`asrpt_opt.policies.list_scheduler_kernel` with A-SRPT's keys.
+rule, watched through a heap of ``(time, job, sequence)``), and the real cluster is guided
+either by ServerFilling on the ranking (``guide="fill"``, with
+:mod:`asrpt_opt.policies._selection_kernel`'s serving) or by
+:mod:`asrpt_opt.policies.list_scheduler_kernel` with A-SRPT's keys (``guide="list"``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from numba.experimental import structref
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.heaps import heap_pop, push
 from asrpt_opt._numba.hooks import StateType, implement
+from asrpt_opt.policies import _selection_kernel as sk
 from asrpt_opt.policies import list_scheduler_kernel as lk
 from asrpt_opt.policies.asrpt import ADAPTIVE_RULES, MARGIN
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained
-from asrpt_opt.sim.view import RUNNING
+from asrpt_opt.sim.view import RUNNING, WAITING
 
 __all__ = ["AsrptState", "new_state"]
 
@@ -45,14 +48,15 @@ structref.define_proxy(
     [
         "lst", "adaptive", "finished_remaining", "watch", "key", "pred", "first", "vdone",
         "vver", "v_t", "v_i", "v_n", "vt", "scale", "x_t", "x_i", "x_n", "x_seq", "started",
+        "fill", "act", "act_pos", "n_act", "active_gpus", "mark",
     ],
 )  # fmt: skip
 
 
 @njit(cache=True)
-def new_state(s: Any, adaptive: int, finished_remaining: bool, backfill: bool) -> Any:
+def new_state(s: Any, adaptive: int, finished_remaining: bool, fill: bool, backfill: bool) -> Any:
     """An empty virtual machine for the jobs of ``s``; ``adaptive`` is an index of
-    :data:`~asrpt_opt.policies.asrpt.ADAPTIVE_RULES`."""
+    :data:`~asrpt_opt.policies.asrpt.ADAPTIVE_RULES`, ``fill`` the guide (else ``list``)."""
     n = s.n
     lst = lk.new_state(s, lk.OTHER, backfill, np.zeros(0))
     watch = adaptive != _NO_RAISE and not s.never_low
@@ -61,6 +65,8 @@ def new_state(s: Any, adaptive: int, finished_remaining: bool, backfill: bool) -
         np.zeros(n, np.bool_), np.zeros(n, np.int64), np.empty(max(16, n)),
         np.empty((max(16, n), 2), np.int64), 0, 0.0, 1.0 / float(s.total_gpus), np.empty(16),
         np.empty((16, 2), np.int64), 0, np.zeros(n, np.int64), np.zeros(n, np.bool_),
+        fill, np.empty(n if fill else 1, np.int64), np.full(n if fill else 1, -1, np.int64), 0,
+        0, np.zeros(n if fill else 1, np.bool_),
     )  # fmt: skip
 
 
@@ -73,6 +79,8 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
 @implement(loop.finish, AsrptStateType)
 def _finish(policy: Any, sim: Any, job: int) -> None:
     policy.x_seq[job] += 1  # stop watching it
+    if policy.fill:
+        sk.deactivate(policy, sim, job)
 
 
 @implement(loop.advance, AsrptStateType)
@@ -84,7 +92,10 @@ def _advance(policy: Any, sim: Any, now: float) -> None:
 def _decide(policy: Any, sim: Any, now: float) -> float:
     if policy.watch:
         _raise_overruns(policy, sim, now)
-    lk.decide_list(policy.lst, sim, now, policy)
+    if policy.fill:
+        _fill(policy, sim, now)
+    else:
+        lk.decide_list(policy.lst, sim, now, policy)
     if policy.watch:
         return _watch_starts(policy, sim, now)
     return np.nan
@@ -158,7 +169,68 @@ def _on_arrival(policy: Any, sim: Any, job: int, now: float) -> None:
     p.v_t, p.v_i = push(p.v_t, p.v_i, p.v_n, size, j, p.vver[j], 0)
     p.v_n += 1
     p.key[j] = size
-    lk.enqueue(p.lst, j, size)
+    if p.fill:
+        sk.activate(p, s, j)
+    else:
+        lk.enqueue(p.lst, j, size)
+
+
+@njit(cache=True)
+def _fill(p: Any, s: Any, now: float) -> None:
+    # guide="fill" (ASRPT._fill): ServerFilling on the ranking, then backfill; running jobs
+    # outside the chosen set are preempted unless about to finish.
+    if p.n_act == 0:
+        return
+    fits = p.active_gpus <= s.total_gpus
+    jobs = p.act[: p.n_act]  # in arrival order
+    for i in range(1, p.n_act):
+        if jobs[i] < jobs[i - 1]:
+            jobs = np.sort(jobs)  # ties go to the lower index
+            break
+    if fits:
+        jobs = jobs[s.status[jobs] == WAITING]
+    ranked = jobs[np.argsort(_rank_keys(p, s, jobs, now), kind="mergesort")]
+    if fits:
+        chosen = ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
+    else:
+        chosen = _keep_finishing(
+            p, s, sk.server_filling(ranked, s.gpus, s.total_gpus, p.mark), now
+        )
+    sk.serve(p, s, chosen, fits)
+
+
+@njit(cache=True)
+def _rank_keys(p: Any, s: Any, jobs: Any, now: float) -> Any:
+    # ASRPT.rank_keys: the virtual remaining work; finished virtually, the real remaining
+    # service (finished_order="remaining"), below zero.
+    keys = p.key[jobs].copy()
+    if p.finished_remaining:
+        for i in range(jobs.shape[0]):
+            j = jobs[i]
+            if p.vdone[j]:
+                left = max(p.pred[j] - attained(s, j, now), 0.0) / s.best_rate[j]
+                keys[i] = -1.0 / (1.0 + float(s.gpus[j]) * left)
+    return keys
+
+
+@njit(cache=True)
+def _keep_finishing(p: Any, s: Any, chosen: Any, now: float) -> Any:
+    # ASRPT._not_worth_preempting: running jobs outside ``chosen`` that would finish within
+    # the restore overhead stay (appended: they are running, so none starts).
+    if s.restore_s <= 0:
+        return chosen
+    for j in chosen:
+        p.mark[j] = True
+    kept = np.empty(s.n_run, np.int64)
+    n_kept = 0
+    for r in range(s.n_run):
+        v = s.run_list[r]
+        if not p.mark[v] and (p.pred[v] - attained(s, v, now)) / s.best_rate[v] <= s.restore_s:
+            kept[n_kept] = v
+            n_kept += 1
+    for j in chosen:
+        p.mark[j] = False
+    return np.concatenate((chosen, kept[:n_kept]))
 
 
 @njit(cache=True)

@@ -18,7 +18,12 @@ from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
-from asrpt_opt.policies.serverfilling import ServerFillingSRPT
+from asrpt_opt.policies.serverfilling import (
+    FirstFitSRPT,
+    GreedySRPT,
+    ServerFilling,
+    ServerFillingSRPT,
+)
 from asrpt_opt.policies.sjf import SJF
 from asrpt_opt.policies.srtf import SRPT, SRSF, SRTF
 from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
@@ -50,6 +55,9 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "tiresias-gittins": TiresiasGittins,
     "qssf": QSSF,
     "serverfilling-srpt": ServerFillingSRPT,
+    "serverfilling": ServerFilling,
+    "firstfit-srpt": FirstFitSRPT,
+    "greedy-srpt": GreedySRPT,
     "gittins": Gittins,
     "prr": PreferentialRoundRobin,
 }

@@ -1,41 +1,71 @@
-"""ServerFilling-SRPT (Grosof, Harchol-Balter, Scheller-Wolf), for gang jobs on a cluster."""
+"""Multiserver-job (MSJ) policies: ServerFilling, ServerFilling-SRPT, FirstFit-SRPT and
+Greedy-SRPT (Grosof, Scully, Harchol-Balter, Scheller-Wolf), for gang jobs on a cluster.
+
+Each is preemptive and, at every arrival and completion, ranks the released jobs and chooses
+the set to serve; the running jobs not chosen are preempted and the chosen waiting ones start
+where the simulation's placement method puts them (a job it cannot place waits):
+
+- **order**: ``area`` (the predicted remaining GPU-time, remaining time x GPUs: the MSJ
+  literature's SRPT), ``time`` (the predicted remaining time) or ``arrival`` (release time);
+  ties go to the lower job index.
+- **fit**: ``serverfilling`` takes the shortest prefix of the ranking whose widths add up to
+  at least the cluster's GPUs (all jobs if they do not) and serves it widest first while it
+  fits; ``firstfit`` serves the ranking in order, skipping jobs that do not fit; ``greedy``
+  serves it in order up to the first job that does not fit.
+
+With widths that are powers of two dividing the number of GPUs, ServerFilling keeps every GPU
+busy while enough work waits, which makes ServerFilling-SRPT optimal in heavy traffic [1]_.
+For other widths GPUs can stay idle; ServerFilling then starts the other released jobs in
+rank order where they fit (our extension, a no-op under the paper's assumptions).
+
+References
+----------
+.. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in the
+   multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+   (SIGMETRICS) 6(3), 2022.
+"""
 
 from __future__ import annotations
 
 import math
 from functools import partial
+from typing import ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
+from asrpt_opt.errors import UsageError
 from asrpt_opt.policies._selection import selection_state, serve
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
-__all__ = ["ServerFillingSRPT"]
+__all__ = [
+    "FITS",
+    "ORDERS",
+    "FirstFitSRPT",
+    "GreedySRPT",
+    "ServerFilling",
+    "ServerFillingSRPT",
+    "server_filling",
+]
+
+#: How a multiserver-job policy ranks the released jobs.
+ORDERS = ("area", "time", "arrival")
+#: How it chooses the jobs to serve from the ranking.
+FITS = ("serverfilling", "firstfit", "greedy")
 
 
-class ServerFillingSRPT:
-    """ServerFilling-SRPT, preemptive, on predicted remaining time.
+class _MultiserverPolicy:
+    """A ranking and a fit rule (see the module docstring); subclasses name both."""
 
-    At every arrival and completion: order the released jobs by predicted remaining time
-    (SRPT; ties by index), take the shortest prefix whose widths add up to at least the
-    cluster's GPUs (all jobs if they do not), and serve the jobs of that prefix widest first
-    while they fit. With widths that are powers of two dividing the number of GPUs this fills
-    every GPU, which makes the policy optimal in heavy traffic for multiserver jobs [1]_. For
-    other widths GPUs can stay idle; we then start the other released jobs in SRPT order
-    where they fit (our extension, a no-op under the paper's assumptions). Running jobs that
-    stay selected keep their GPUs; jobs not selected are preempted. GPUs are chosen by the
-    simulation's placement method; a job it cannot place waits.
-
-    References
-    ----------
-    .. [1] I. Grosof, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in the
-       multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
-       (SIGMETRICS) 6(3), 2022/2023.
-    """
-
-    name = "serverfilling-srpt"
+    name: str
     preemptive = True
+    _fit: ClassVar[str]
+
+    def __init__(self, *, order: str) -> None:
+        if order not in ORDERS:
+            raise UsageError(f"order must be one of {ORDERS}, got {order!r}")
+        self.order = order
 
     def kernel(self) -> Kernel | None:
         """This policy's compiled kernel (:mod:`asrpt_opt.policies._selection_kernel`); None
@@ -45,9 +75,9 @@ class ServerFillingSRPT:
         -------
         Kernel or None
         """
-        if type(self) is not ServerFillingSRPT:
+        if type(self) not in _BUILT_IN:
             return None
-        build = partial(selection_state, self.name, math.nan, math.nan)
+        build = partial(selection_state, self.name, math.nan, math.nan, order=self.order)
         return Kernel(name=self.name, build=build)
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
@@ -68,12 +98,27 @@ class ServerFillingSRPT:
             self._active.discard(job)
             self._active_gpus -= int(view.job_gpus[job])
 
-    def _remaining_s(self, job: int, view: ClusterView) -> float:
-        left = view.predicted_work[job] - view.attained_work(job)
-        return float(left / view.best_rate[job])
+    def rank(self, jobs: NDArray[np.int64], view: ClusterView) -> list[int]:
+        """``jobs`` in this policy's order (ties to the lower index).
+
+        Parameters
+        ----------
+        jobs : ndarray of int
+        view : ClusterView
+
+        Returns
+        -------
+        list of int
+        """
+        if self.order == "arrival":
+            return [int(j) for j in jobs[np.lexsort((jobs, view.job_release_s[jobs]))]]
+        left = (view.predicted_work[jobs] - view.attained_work_of(jobs)) / view.best_rate[jobs]
+        if self.order == "area":
+            left = left * view.job_gpus[jobs]
+        return [int(j) for j in jobs[np.lexsort((jobs, left))]]
 
     def select(self, view: ClusterView) -> list[int]:
-        """The jobs ServerFilling serves now, in the order they are started.
+        """The jobs served now, in the order they are started.
 
         Parameters
         ----------
@@ -83,38 +128,17 @@ class ServerFillingSRPT:
         -------
         list of int
         """
-        width = view.job_gpus
-        total = view.total_gpus
-        # SRPT order of the released jobs (ties to the lower index), as arrays: the remaining
-        # times are _remaining_s's, computed for all of them at once.
-        active = np.fromiter(self._active, np.int64, len(self._active))
-        left = (view.predicted_work[active] - view.attained_work_of(active)) / view.best_rate[
-            active
-        ]
-        srpt = active[np.lexsort((active, left))].tolist()
-        gpus = width[srpt].tolist()
-        prefix: list[int] = []
-        covered = 0
-        for k in range(len(srpt)):
-            if covered >= total:
-                break
-            prefix.append(k)
-            covered += gpus[k]
-        chosen: list[int] = []
-        used = 0
-        for k in sorted(prefix, key=lambda k: (-gpus[k], k)):
-            if used + gpus[k] <= total:
-                chosen.append(srpt[k])
-                used += gpus[k]
-        picked = set(chosen)
-        # Beyond the paper: fill the GPUs a non-dividing width left idle.
-        for k, j in enumerate(srpt):
-            if used >= total:
-                break
-            if j not in picked and used + gpus[k] <= total:
+        ranked = self.rank(np.fromiter(self._active, np.int64, len(self._active)), view)
+        gpus = view.job_gpus[ranked].tolist()
+        if self._fit == "serverfilling":
+            return server_filling(ranked, gpus, view.total_gpus)
+        chosen, used = [], 0
+        for j, g in zip(ranked, gpus, strict=True):
+            if used + g <= view.total_gpus:
                 chosen.append(j)
-                picked.add(j)
-                used += gpus[k]
+                used += g
+            elif self._fit == "greedy":
+                break
         return chosen
 
     def decide(self, view: ClusterView) -> Decision:
@@ -122,13 +146,12 @@ class ServerFillingSRPT:
         if not self._active:
             return NO_DECISION
         if self._active_gpus <= view.total_gpus:
-            # The prefix is every released job and all of them fit: start the waiting ones
-            # widest first, SRPT order among equals (what select() would give them).
-            gpus = view.job_gpus
-            order = sorted(
-                self._waiting,
-                key=lambda j: (-int(gpus[j]), self._remaining_s(j, view), j),
-            )
+            # Every released job fits: start the waiting ones (widest first under
+            # ServerFilling, as select() would order them).
+            order = self.rank(np.fromiter(self._waiting, np.int64, len(self._waiting)), view)
+            if self._fit == "serverfilling":
+                gpus = view.job_gpus
+                order = sorted(order, key=lambda j: -int(gpus[j]))  # stable: rank among equals
             starts, preempts = serve(order, view, preempt_others=False)
         else:
             starts, preempts = serve(self.select(view), view)
@@ -137,3 +160,134 @@ class ServerFillingSRPT:
         if not starts and not preempts:
             return NO_DECISION
         return Decision(starts=starts, preempts=preempts)
+
+
+def server_filling(ranked: list[int], gpus: list[int], total: int) -> list[int]:
+    """ServerFilling's choice from a ranking: the shortest prefix covering ``total`` GPUs,
+    widest first while it fits; then (beyond the paper) the rest of the ranking where it
+    fits.
+
+    Parameters
+    ----------
+    ranked : list of int
+        Jobs, most urgent first.
+    gpus : list of int
+        Their widths.
+    total : int
+        The cluster's GPUs.
+
+    Returns
+    -------
+    list of int
+        The jobs to serve, in the order they start.
+
+    Examples
+    --------
+    >>> server_filling([0, 1, 2, 3], [1, 4, 1, 2], 4)  # prefix {0, 1}: 1 alone fills it
+    [1]
+    >>> server_filling([0, 1, 2], [2, 1, 1], 4)
+    [0, 1, 2]
+    """
+    prefix: list[int] = []
+    covered = 0
+    for k in range(len(ranked)):
+        if covered >= total:
+            break
+        prefix.append(k)
+        covered += gpus[k]
+    chosen: list[int] = []
+    used = 0
+    for k in sorted(prefix, key=lambda k: (-gpus[k], k)):
+        if used + gpus[k] <= total:
+            chosen.append(ranked[k])
+            used += gpus[k]
+    picked = set(chosen)
+    for k, j in enumerate(ranked):
+        if used >= total:
+            break
+        if j not in picked and used + gpus[k] <= total:
+            chosen.append(j)
+            picked.add(j)
+            used += gpus[k]
+    return chosen
+
+
+class ServerFillingSRPT(_MultiserverPolicy):
+    """ServerFilling-SRPT: ServerFilling on the jobs ranked by predicted remaining area
+    (``order="area"``, as the MSJ literature ranks them) or time (``order="time"``).
+
+    Parameters
+    ----------
+    order : {"area", "time"}
+
+    References
+    ----------
+    .. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
+       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+       (SIGMETRICS) 6(3), 2022.
+    """
+
+    name = "serverfilling-srpt"
+    _fit = "serverfilling"
+
+    def __init__(self, *, order: str = "area") -> None:
+        if order == "arrival":
+            raise UsageError("serverfilling-srpt ranks by 'area' or 'time'; see serverfilling")
+        super().__init__(order=order)
+
+
+class ServerFilling(_MultiserverPolicy):
+    """ServerFilling in arrival order (Grosof et al.): the shortest prefix of the released
+    jobs, oldest first, that covers the GPUs, served widest first.
+
+    References
+    ----------
+    .. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
+       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+       (SIGMETRICS) 6(3), 2022.
+    """
+
+    name = "serverfilling"
+    _fit = "serverfilling"
+
+    def __init__(self) -> None:
+        super().__init__(order="arrival")
+
+
+class FirstFitSRPT(_MultiserverPolicy):
+    """FirstFit-SRPT: the released jobs by predicted remaining area, each served when it
+    fits in what the earlier ones left (preemptive).
+
+    References
+    ----------
+    .. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
+       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+       (SIGMETRICS) 6(3), 2022.
+    """
+
+    name = "firstfit-srpt"
+    _fit = "firstfit"
+
+    def __init__(self) -> None:
+        super().__init__(order="area")
+
+
+class GreedySRPT(_MultiserverPolicy):
+    """Greedy-SRPT: the released jobs by predicted remaining area, served in that order up to
+    the first one that does not fit (no skipping; preemptive).
+
+    References
+    ----------
+    .. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
+       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
+       (SIGMETRICS) 6(3), 2022.
+    """
+
+    name = "greedy-srpt"
+    _fit = "greedy"
+
+    def __init__(self) -> None:
+        super().__init__(order="area")
+
+
+_BUILT_IN = (ServerFillingSRPT, ServerFilling, FirstFitSRPT, GreedySRPT)

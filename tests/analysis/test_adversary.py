@@ -32,14 +32,20 @@ SPACE = SearchSpace()
 EASY = [(0.0, 1, 2.0, 1.0), (0.0, 1, 3.0, 1.0), (0.0, 1, 4.0, 1.0)]
 
 
-def test_a_narrow_long_job_blocks_wide_short_ones():
-    # The family behind A-SRPT's bad ratios: a 1-GPU 20 s job finishes at 2.5 on the virtual
-    # machine, keeps the top rank, and six 8-GPU 1 s jobs released at 3 wait until 20.
+def test_a_narrow_long_job_blocks_wide_short_ones_only_under_the_list_guide():
+    # The family behind A-SRPT's bad ratios under guide="list" (the default): a 1-GPU 20 s
+    # job finishes at 2.5 on the virtual machine, keeps the top rank, and six 8-GPU 1 s jobs
+    # released at 3 wait until 20. Under guide="fill" the top-ranked prefix {long, wide} is
+    # served widest first: each wide job takes the cluster in turn (3..9) and the long one
+    # resumes to 26, which is the optimum.
     rows = [(0.0, 1, 20.0, 1.0)] + [(3.0, 8, 1.0, 1.0)] * 6
     case = verify("a-srpt", rows, SPACE, name="blocked")
     assert case.policy_value_s == pytest.approx(20 + sum(20 + i for i in range(1, 7)))
     assert case.optimum_s == pytest.approx(65.0)  # wide jobs at 3..9, the long one to 26
     assert case.ratio == pytest.approx(161 / 65)
+    inst = to_instance(rows, SPACE, name="blocked")
+    filled = simulate(inst, "a-srpt", guide="fill", speed=PooledSpeed())
+    assert filled.schedule.total_weighted_completion_s(inst) == pytest.approx(65.0)
 
 
 def test_moves_stay_in_the_space_and_order_does_not_matter():
@@ -124,16 +130,21 @@ def test_cli_searches_every_policy_and_n(tmp_path, capsys):
     assert "--n" in capsys.readouterr().err
 
 
-def test_the_blocking_family_grows_towards_the_number_of_gpus():
+def test_the_blocking_family_grows_towards_the_number_of_gpus_under_the_list_guide():
     # One 1-GPU job of length P and k 8-GPU unit jobs released just after P / 8, when the long
-    # job has finished on the virtual machine: A-SRPT runs the long job first. SRTF's value
-    # bounds OPT from above, so ALG / SRTF bounds A-SRPT's ratio from below.
+    # job has finished on the virtual machine: A-SRPT's list guide runs the long job first.
+    # SRTF's value bounds OPT from above, so ALG / SRTF bounds A-SRPT's ratio from below. The
+    # fill guide serves each wide job in turn, as SRTF does.
     def lower_bound_on_ratio(p, k):
         inst = to_instance([(0.0, 1, float(p), 1.0)] + [(p / 8 + 1, 8, 1.0, 1.0)] * k, SPACE)
-        alg = simulate(inst, "a-srpt", speed=PooledSpeed()).metrics.total_weighted_completion_s
-        srtf = simulate(inst, "srtf", speed=PooledSpeed()).metrics.total_weighted_completion_s
-        assert alg == pytest.approx((k + 1) * p + k * (k + 1) / 2)
-        return alg / srtf
+        speed = PooledSpeed()
+        alg = simulate(inst, "a-srpt", speed=speed).metrics
+        srtf = simulate(inst, "srtf", speed=speed).metrics.total_weighted_completion_s
+        fill = simulate(inst, "a-srpt", speed=speed, guide="fill").metrics
+        fill = fill.total_weighted_completion_s
+        assert alg.total_weighted_completion_s == pytest.approx((k + 1) * p + k * (k + 1) / 2)
+        assert fill == pytest.approx(srtf)
+        return alg.total_weighted_completion_s / srtf
 
     ratios = [lower_bound_on_ratio(p, k) for p, k in ((20, 6), (200, 10), (2000, 20))]
     assert ratios == sorted(ratios)
@@ -158,5 +169,8 @@ def test_kept_worst_instances_reproduce_their_ratio(path):
         inst, preemption="continuous", cluster_model="pooled", params=SolverParams(time_limit_s=60)
     )
     assert off.status == "optimal"
-    alg = simulate(inst, policy, speed=PooledSpeed()).metrics.total_weighted_completion_s
+    # A-SRPT's were found under guide="list" (asrpt-opt 0.1's rule), which they record.
+    params = {"guide": inst.provenance["guide"]} if "guide" in inst.provenance else {}
+    result = simulate(inst, policy, speed=PooledSpeed(), **params)
+    alg = result.metrics.total_weighted_completion_s
     assert alg / off.objective_s == pytest.approx(inst.provenance["ratio"], rel=1e-9)

@@ -184,6 +184,9 @@ def test_demo_writes_table_and_plots(capsys, tmp_path):
         "tiresias-gittins",
         "qssf",
         "serverfilling-srpt",
+        "serverfilling",
+        "firstfit-srpt",
+        "greedy-srpt",
         "prr",
     }
     assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())

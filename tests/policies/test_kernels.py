@@ -39,10 +39,8 @@ def test_list_rules_are_the_kernels_keys():
 def test_selection_rules_are_the_policies_names():
     from asrpt_opt.policies import _selection_kernel
 
-    assert set(_selection_kernel.RULES) == {
-        make_policy("serverfilling-srpt").name,
-        make_policy("prr").name,
-    }
+    names = ("serverfilling-srpt", "serverfilling", "firstfit-srpt", "greedy-srpt", "prr")
+    assert set(_selection_kernel.RULES) == {make_policy(name).name for name in names}
 
 
 def test_a_subclass_inherits_no_kernel():

@@ -1,4 +1,4 @@
-"""QSSF and ServerFilling-SRPT on hand-computed schedules."""
+"""QSSF and the multiserver-job policies on hand-computed schedules."""
 
 from __future__ import annotations
 
@@ -25,12 +25,22 @@ def test_both_are_registered_and_compared():
     assert {"qssf", "serverfilling-srpt"} <= set(PRIMARY)
 
 
+def _completions_with(inst, policy, **params):
+    result = simulate(inst, policy, **params)
+    return {run.id: run.completion_s for run in result.schedule.runs}
+
+
 def test_serverfilling_serves_the_widest_of_the_shortest_prefix():
-    # 4 GPUs. SRPT order A(1) B(2) C(3) D(4); the shortest prefix covering 4 GPUs is {A, B}
-    # (widths 2 + 4), served widest first: B alone runs 0..2. Then the prefix is {A, C, D}
-    # (2 + 1 + 1): all run from 2; A ends at 3, C at 5, D at 6.
+    # 4 GPUs. By remaining time A(1) B(2) C(3) D(4); the shortest prefix covering 4 GPUs is
+    # {A, B} (widths 2 + 4), served widest first: B alone runs 0..2. Then the prefix is
+    # {A, C, D} (2 + 1 + 1): all run from 2; A ends at 3, C at 5, D at 6.
     inst = _instance([("A", 0, 2, 1), ("B", 0, 4, 2), ("C", 0, 1, 3), ("D", 0, 1, 4)])
-    assert _completions(inst, "serverfilling-srpt") == {"A": 3, "B": 2, "C": 5, "D": 6}
+    by_time = _completions_with(inst, "serverfilling-srpt", order="time")
+    assert by_time == {"A": 3, "B": 2, "C": 5, "D": 6}
+    # By remaining area (the default): A 2, C 3, D 4, B 8. The prefix {A, C, D} covers the 4
+    # GPUs and runs from 0; at 1 (A done) it is {C (area 2), D (3), B (8)}, widest first: B
+    # alone runs 1..3, C and D are preempted and end at 5 and 6.
+    assert _completions(inst, "serverfilling-srpt") == {"A": 1, "B": 3, "C": 5, "D": 6}
     # SRTF differs: A, C, D start (list order with backfill); at 1, C's remaining 2 s ties
     # B's 2 s, so B cannot take C's GPU and waits for C (3) and D (4).
     assert _completions(inst, "srtf") == {"A": 1, "B": 6, "C": 3, "D": 4}
@@ -41,10 +51,10 @@ def test_serverfilling_preempts_when_a_shorter_job_arrives():
     # 4 GPUs; widest first serves X, which fills the cluster: X keeps running (ServerFilling
     # serves the widest of the prefix, not the shortest), Y starts at 10.
     inst = _instance([("X", 0, 4, 10), ("Y", 2, 2, 1)])
-    assert _completions(inst, "serverfilling-srpt") == {"X": 10, "Y": 11}
+    assert _completions_with(inst, "serverfilling-srpt", order="time") == {"X": 10, "Y": 11}
     # With two 2-GPU jobs the prefix {Y, Z} is served and X is preempted.
     inst = _instance([("X", 0, 4, 10), ("Y", 2, 2, 1), ("Z", 2, 2, 1)])
-    done = _completions(inst, "serverfilling-srpt")
+    done = _completions_with(inst, "serverfilling-srpt", order="time")
     assert (done["Y"], done["Z"]) == (3, 3)
     assert done["X"] == pytest.approx(11)  # 2 s done, 8 s left from 3
 
@@ -160,3 +170,37 @@ def test_the_everything_fits_shortcut_decides_as_the_general_rule(name):
         fast = simulate(inst, name, restore_overhead_s=0.5)
         slow = simulate(inst, General(), restore_overhead_s=0.5)
         assert [r.segments for r in fast.schedule.runs] == [r.segments for r in slow.schedule.runs]
+
+
+# 4 GPUs, all released at 0: A (2 GPUs, 3 s, area 6), B (4, 1 s, area 4), C (1, 4 s, area 4),
+# D (1, 1 s, area 1). By area (ties to the lower index): D, B, C, A.
+MSJ_ROWS = [("A", 0, 2, 3), ("B", 0, 4, 1), ("C", 0, 1, 4), ("D", 0, 1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        # D, C, A fit (B skipped); at 1 C, A, B: C and A keep running; A ends at 3, C at 4,
+        # then B runs 4..5.
+        ("firstfit-srpt", {"A": 3, "B": 5, "C": 4, "D": 1}),
+        # D runs alone (B, next, does not fit and nothing passes it); at 1 B runs alone; at 2
+        # C and A.
+        ("greedy-srpt", {"A": 5, "B": 2, "C": 6, "D": 1}),
+        # Arrival order A, B, C, D: the prefix {A, B} covers the GPUs, widest first B alone;
+        # at 1 {A, C, D} runs: D ends at 2, A at 4, C at 5.
+        ("serverfilling", {"A": 4, "B": 1, "C": 5, "D": 2}),
+        # By area the prefix is {D, B}, widest first B alone; then as above.
+        ("serverfilling-srpt", {"A": 4, "B": 1, "C": 5, "D": 2}),
+    ],
+)
+def test_multiserver_job_policies_by_hand(policy, expected):
+    inst = _instance(MSJ_ROWS)
+    for engine in ("python", "compiled"):
+        assert _completions_with(inst, policy, engine=engine) == expected
+
+
+def test_serverfilling_srpt_orders_by_area_or_time_only():
+    with pytest.raises(UsageError, match="order must be one of"):
+        simulate(_instance(MSJ_ROWS), "serverfilling-srpt", order="size")
+    with pytest.raises(UsageError, match="serverfilling"):
+        simulate(_instance(MSJ_ROWS), "serverfilling-srpt", order="arrival")

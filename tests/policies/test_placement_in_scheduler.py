@@ -88,7 +88,7 @@ def test_a_placement_that_refuses_undoes_its_preemptions():
         Job(id="short", release_s=1, gpus=4, duration_s=2),
     )
     inst = Instance(name="picky", cluster=Cluster(servers=(4,)), jobs=jobs)
-    res = simulate(inst, Picky())
+    res = simulate(inst, Picky(guide="list"))
     # SRPT would preempt the long job at t=1; the refusal leaves it running, unpreempted.
     assert res.metrics.preemptions == 0
     assert [r.completion_s for r in res.schedule.runs] == [20.0, 22.0]

@@ -109,10 +109,12 @@ def test_asrpt_ranks_by_virtual_remaining_work():
     # when j0 has 3 left: a tie broken towards the lower index, so j0 keeps running.
     inst = make_instance([(0, 2, 4.0), (1, 1, 6.0)], servers=(2,))
     assert completions(simulate(inst, "a-srpt")) == [4.0, 10.0]
-    # If j1 is a little shorter, it ranks first and preempts j0.
+    # If j1 is a little shorter, it ranks first: the list guide lets it preempt j0; the fill
+    # guide serves the prefix {j1, j0} widest first, so j0 (which fills the server) keeps
+    # running and j1 follows it.
     inst = make_instance([(0, 2, 4.0), (1, 1, 5.0)], servers=(2,))
-    res = simulate(inst, "a-srpt")
-    assert completions(res) == [9.0, 6.0]
+    assert completions(simulate(inst, "a-srpt")) == [9.0, 6.0]
+    assert completions(simulate(inst, "a-srpt", guide="fill")) == [4.0, 9.0]
 
 
 class Half:
