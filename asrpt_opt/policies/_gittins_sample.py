@@ -19,7 +19,11 @@ from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 
-__all__ = ["SizeSample", "read_sample", "whole_array"]
+__all__ = ["REFERENCE_SAMPLE", "SizeSample", "read_sample", "whole_array"]
+
+#: The name of the bundled sample Tiresias' simulator reads (``yarn-gput1000.csv``,
+#: asrpt_opt/data/tiresias/SOURCE.md).
+REFERENCE_SAMPLE = "tiresias"
 
 _BIG = 1 << 62  # sums of sizes at or past this leave 64-bit integers
 
@@ -30,7 +34,8 @@ def read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:
     Parameters
     ----------
     sample : sequence of float or path
-        Sizes, or a text/CSV file of sizes (one per line; a header line is skipped).
+        Sizes, or a text/CSV file of sizes (one per line; a header line is skipped), or
+        :data:`REFERENCE_SAMPLE` for the bundled sample of Tiresias' simulator.
 
     Returns
     -------
@@ -42,6 +47,10 @@ def read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:
     UsageError
         If the file cannot be read, holds a word that is not a size, or a size is below 1.
     """
+    if isinstance(sample, str) and sample == REFERENCE_SAMPLE:
+        from importlib import resources
+
+        sample = str(resources.files("asrpt_opt") / "data" / "tiresias" / "yarn-gput1000.csv")
     if isinstance(sample, str | PathLike):
         path = Path(sample)
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from asrpt_opt.cli import main
 from asrpt_opt.model import Cluster, Instance, Job, load_instance
 from asrpt_opt.policies import simulate
+from asrpt_opt.policies._gittins_sample import read_sample
 from tests.conftest import ROOT
 
 PATH = ROOT / "instances" / "baselines" / "ee9e8c-v100-27x4.json"
@@ -58,14 +58,11 @@ def test_strict_fifo_from_the_command_line(capsys):
     )
 
 
-@pytest.mark.skipif(
-    not os.environ.get("ASRPT_TIRESIAS_SAMPLE"),
-    reason="needs Tiresias' job-duration sample (yarn-gput1000.csv), which is not bundled",
-)
-def test_tiresias_gittins_with_its_own_sample_equals_the_reference(trace):
-    sample = os.environ["ASRPT_TIRESIAS_SAMPLE"]
-    res = simulate(trace, "tiresias-gittins", service_sample_s=sample)
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_tiresias_gittins_with_its_own_sample_equals_the_reference(trace, engine):
+    res = simulate(trace, "tiresias-gittins", service_sample_s="tiresias", engine=engine)
     assert res.metrics.mean_jct_s == pytest.approx(166_445.5845, rel=1e-6)
+    assert len(read_sample("tiresias")) == 1001  # the header, then 1,001 sizes
 
 
 def test_tiresias_checks_demotion_at_its_own_early_jump_times():
