@@ -29,7 +29,9 @@ __all__ = [
     "RULES",
     "SelectionState",
     "activate",
+    "active_by_index",
     "deactivate",
+    "fill_choice",
     "new_state",
     "serve",
     "server_filling",
@@ -130,12 +132,8 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
         length = q if q == q else 0.5 * p.length_sum / max(p.released, 1)
         p.quantum_end = now + max(length, 2.0 * s.restore_s, 1e-6)
     fits = p.active_gpus <= s.total_gpus
-    jobs = p.act[: p.n_act]  # in arrival order
-    if p.rule != _PRR and p.order != _ARRIVAL:
-        for i in range(1, p.n_act):
-            if jobs[i] < jobs[i - 1]:
-                jobs = np.sort(jobs)  # ties go to the lower index
-                break
+    by_arrival = p.rule == _PRR or p.order == _ARRIVAL  # else ties go to the lower index
+    jobs = p.act[: p.n_act] if by_arrival else active_by_index(p)
     if fits:
         # Every released job fits: only the waiting ones need an order.
         jobs = jobs[s.status[jobs] == WAITING]
@@ -169,11 +167,34 @@ def _rank(p: Any, s: Any, jobs: Any, done: Any) -> Any:
 def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
     # The jobs to serve from the ranking: ServerFilling, first fit, or greedy.
     if p.rule == _SF or p.rule == _SF_ARRIVAL:
-        if fits:
-            return ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
-        return server_filling(ranked, s.gpus, s.total_gpus, p.mark)
+        return fill_choice(p, s, ranked, fits)
     if fits:
         return ranked
+    return _first_fit(s, ranked, p.rule == _GREEDY)
+
+
+@njit(cache=True)
+def active_by_index(p: Any) -> Any:
+    """The active jobs of ``p`` in index order (usually already: arrival order)."""
+    jobs = p.act[: p.n_act]
+    for i in range(1, p.n_act):
+        if jobs[i] < jobs[i - 1]:
+            return np.sort(jobs)
+    return jobs
+
+
+@njit(cache=True)
+def fill_choice(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
+    """ServerFilling's choice from ``ranked``: when every active job ``fits``, all of them
+    (the waiting ones given), widest first; else :func:`server_filling`."""
+    if fits:
+        return ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
+    return server_filling(ranked, s.gpus, s.total_gpus, p.mark)
+
+
+@njit(cache=True)
+def _first_fit(s: Any, ranked: Any, greedy: bool) -> Any:
+    # The ranked jobs that fit in turn; ``greedy`` stops at the first that does not.
     chosen = np.empty(ranked.shape[0], np.int64)
     n_chosen = 0
     used = 0
@@ -182,7 +203,7 @@ def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
             chosen[n_chosen] = j
             n_chosen += 1
             used += s.gpus[j]
-        elif p.rule == _GREEDY:
+        elif greedy:
             break
     return chosen[:n_chosen]
 
@@ -198,15 +219,7 @@ def _prr_choose(p: Any, s: Any, jobs: Any, done: Any, fits: bool) -> Any:
     ranked = jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
     if fits:
         return ranked
-    chosen = np.empty(ranked.shape[0], np.int64)
-    n_chosen = 0
-    used = 0
-    for j in ranked:
-        if used + s.gpus[j] <= s.total_gpus:
-            chosen[n_chosen] = j
-            n_chosen += 1
-            used += s.gpus[j]
-    return chosen[:n_chosen]
+    return _first_fit(s, ranked, False)
 
 
 @njit(cache=True)

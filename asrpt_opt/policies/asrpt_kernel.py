@@ -182,20 +182,13 @@ def _fill(p: Any, s: Any, now: float) -> None:
     if p.n_act == 0:
         return
     fits = p.active_gpus <= s.total_gpus
-    jobs = p.act[: p.n_act]  # in arrival order
-    for i in range(1, p.n_act):
-        if jobs[i] < jobs[i - 1]:
-            jobs = np.sort(jobs)  # ties go to the lower index
-            break
+    jobs = sk.active_by_index(p)  # ties go to the lower index
     if fits:
         jobs = jobs[s.status[jobs] == WAITING]
     ranked = jobs[np.argsort(_rank_keys(p, s, jobs, now), kind="mergesort")]
-    if fits:
-        chosen = ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
-    else:
-        chosen = _keep_finishing(
-            p, s, sk.server_filling(ranked, s.gpus, s.total_gpus, p.mark), now
-        )
+    chosen = sk.fill_choice(p, s, ranked, fits)
+    if not fits:
+        chosen = _keep_finishing(p, s, chosen, now)
     sk.serve(p, s, chosen, fits)
 
 

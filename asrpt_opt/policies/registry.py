@@ -8,6 +8,7 @@ on the command line, with :func:`register_policy`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -112,8 +113,10 @@ def simulate(
     return simulation.simulate(instance, make_policy(policy, **params), **settings)
 
 
-def _simulation_parameters(fn: Callable[..., Any]) -> set[str]:
-    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY}
+@functools.cache
+def _simulation_parameters(fn: Callable[..., Any]) -> frozenset[str]:
+    params = inspect.signature(fn).parameters.values()
+    return frozenset(p.name for p in params if p.kind is p.KEYWORD_ONLY)
 
 
 def register_policy(name: str, factory: Callable[..., Policy], *, replace: bool = False) -> None:

@@ -162,17 +162,17 @@ def warm_up(*policies: object) -> float:
     float
         Seconds it took (0 when already done in this process).
     """
-    seconds = 0.0
-    for policy in policies:
-        kernel = _kernel_of(policy)
-        if kernel is not None:
-            seconds += compile_once(
-                f"the simulator's compiled loop for {kernel.name}",
-                "20-60 s",
-                partial(_run_tiny, kernel),
-                logger,
-            )
-    return seconds
+    kernels = (_kernel_of(policy) for policy in policies)
+    return sum(_warm(kernel) for kernel in kernels if kernel is not None)
+
+
+def _warm(kernel: Kernel) -> float:
+    return compile_once(
+        f"the simulator's compiled loop for {kernel.name}",
+        "20-60 s",
+        partial(_run_tiny, kernel),
+        logger,
+    )
 
 
 def _run_tiny(kernel: Kernel) -> None:
@@ -214,7 +214,7 @@ def run_compiled(
     UsageError
         For that reason under ``engine="compiled"``.
     """
-    warm_up(sim.policy)
+    _warm(kernel)  # the kernel the run was given: the policy is not asked again
     from asrpt_opt.sim.compiled.loop import run_loop
     from asrpt_opt.sim.compiled.state import OVERFLOW, STALLED, new_state
 
