@@ -167,7 +167,7 @@ def _rank(p: Any, s: Any, jobs: Any, done: Any) -> Any:
 def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
     # The jobs to serve from the ranking: ServerFilling, first fit, or greedy.
     if p.rule == _SF or p.rule == _SF_ARRIVAL:
-        return fill_choice(p, s, ranked, fits)
+        return fill_choice(p, s, ranked, fits, s.total_gpus)
     if fits:
         return ranked
     return _first_fit(s, ranked, p.rule == _GREEDY)
@@ -184,12 +184,13 @@ def active_by_index(p: Any) -> Any:
 
 
 @njit(cache=True)
-def fill_choice(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
+def fill_choice(p: Any, s: Any, ranked: Any, fits: bool, cap: int) -> Any:
     """ServerFilling's choice from ``ranked``: when every active job ``fits``, all of them
-    (the waiting ones given), widest first; else :func:`server_filling`."""
+    (the waiting ones given), widest first; else :func:`server_filling` (widths capped at
+    ``cap`` for the order)."""
     if fits:
         return ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
-    return server_filling(ranked, s.gpus, s.total_gpus, p.mark)
+    return server_filling(ranked, s.gpus, s.total_gpus, p.mark, cap)
 
 
 @njit(cache=True)
@@ -252,16 +253,16 @@ def serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
 
 
 @njit(cache=True)
-def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any) -> Any:
+def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int) -> Any:
     """:func:`asrpt_opt.policies.serverfilling.server_filling` (``mark``: scratch, all
-    false)."""
+    false; ``cap``: ``server_gpus``, or ``total_gpus`` for the paper's rule)."""
     m = ranked.shape[0]
     k = 0
     covered = 0
     while k < m and covered < total_gpus:
         covered += gpus[ranked[k]]
         k += 1
-    prefix = ranked[:k][np.argsort(-gpus[ranked[:k]], kind="mergesort")]
+    prefix = ranked[:k][np.argsort(-np.minimum(gpus[ranked[:k]], cap), kind="mergesort")]
     chosen = np.empty(m, np.int64)
     n_chosen = 0
     used = 0

@@ -289,7 +289,8 @@ class ASRPT(ListScheduler):
             starts, preempts = serve(order, view, preempt_others=False, place=place)
         else:
             ranked = self._ranked(self._active, view)
-            chosen = server_filling(ranked, view.job_gpus[ranked].tolist(), total)
+            gpus = view.job_gpus[ranked].tolist()
+            chosen = server_filling(ranked, gpus, total, server_gpus=int(view.capacity.max()))
             chosen += self._not_worth_preempting(set(chosen), view)
             starts, preempts = serve(chosen, view, place=place)
         self._waiting.difference_update(st.job for st in starts)

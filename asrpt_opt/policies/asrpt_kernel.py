@@ -186,7 +186,7 @@ def _fill(p: Any, s: Any, now: float) -> None:
     if fits:
         jobs = jobs[s.status[jobs] == WAITING]
     ranked = jobs[np.argsort(_rank_keys(p, s, jobs, now), kind="mergesort")]
-    chosen = sk.fill_choice(p, s, ranked, fits)
+    chosen = sk.fill_choice(p, s, ranked, fits, s.capacity.max())
     if not fits:
         chosen = _keep_finishing(p, s, chosen, now)
     sk.serve(p, s, chosen, fits)

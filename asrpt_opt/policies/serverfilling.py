@@ -162,7 +162,9 @@ class _MultiserverPolicy:
         return Decision(starts=starts, preempts=preempts)
 
 
-def server_filling(ranked: list[int], gpus: list[int], total: int) -> list[int]:
+def server_filling(
+    ranked: list[int], gpus: list[int], total: int, *, server_gpus: int | None = None
+) -> list[int]:
     """ServerFilling's choice from a ranking: the shortest prefix covering ``total`` GPUs,
     widest first while it fits; then (beyond the paper) the rest of the ranking where it
     fits.
@@ -175,6 +177,10 @@ def server_filling(ranked: list[int], gpus: list[int], total: int) -> list[int]:
         Their widths.
     total : int
         The cluster's GPUs.
+    server_gpus : int, optional
+        Order the prefix by width up to this many GPUs only: jobs at least this wide keep
+        their rank order among themselves (A-SRPT's fill guide passes the largest server;
+        docs/asrpt.md). Default: by width (the paper's rule).
 
     Returns
     -------
@@ -187,7 +193,10 @@ def server_filling(ranked: list[int], gpus: list[int], total: int) -> list[int]:
     [1]
     >>> server_filling([0, 1, 2], [2, 1, 1], 4)
     [0, 1, 2]
+    >>> server_filling([0, 1, 2], [4, 8, 4], 16, server_gpus=4)  # 8 counts as 4: rank order
+    [0, 1, 2]
     """
+    cap = total if server_gpus is None else server_gpus
     prefix: list[int] = []
     covered = 0
     for k in range(len(ranked)):
@@ -197,7 +206,7 @@ def server_filling(ranked: list[int], gpus: list[int], total: int) -> list[int]:
         covered += gpus[k]
     chosen: list[int] = []
     used = 0
-    for k in sorted(prefix, key=lambda k: (-gpus[k], k)):
+    for k in sorted(prefix, key=lambda k: (-min(gpus[k], cap), k)):
         if used + gpus[k] <= total:
             chosen.append(ranked[k])
             used += gpus[k]

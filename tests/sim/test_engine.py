@@ -117,6 +117,19 @@ def test_asrpt_ranks_by_virtual_remaining_work():
     assert completions(simulate(inst, "a-srpt", guide="fill")) == [4.0, 9.0]
 
 
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_asrpt_fill_orders_jobs_wider_than_a_server_by_rank(engine):
+    # Two 4-GPU servers (M = 8). Virtual sizes q * p / M: A 0.25, B 1, C 2. The prefix covering
+    # 8 GPUs is {A, B}; B (8 GPUs) is wider than a server, so it counts as 4 and the rank
+    # order stands: A starts, B does not fit, C backfills. At 0.5 A is done and B ranks first
+    # (0.75 virtual left against C's 2): C is preempted after 0.5 s, B runs to 1.5, C resumes
+    # and ends at 1.5 + 3.5 = 5. The paper's widest-first order would have run B first
+    # (A: 1.5, B: 1, C: 5).
+    inst = make_instance([(0, 4, 0.5), (0, 8, 1.0), (0, 4, 4.0)], servers=(4, 4))
+    result = simulate(inst, "a-srpt", guide="fill", engine=engine)
+    assert completions(result) == [0.5, 1.5, 5.0]
+
+
 class Half:
     """Predicts half of every job's true length."""
 
