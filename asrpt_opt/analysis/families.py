@@ -14,7 +14,7 @@ import numpy as np
 from asrpt_opt.errors import UsageError, lookup
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.traces.synthetic import abstract_jobs
+from asrpt_opt.traces.synthetic import abstract_jobs, msj
 
 __all__ = ["FAMILIES", "make_family_instance"]
 
@@ -82,6 +82,18 @@ def wide(n: int, rng: np.random.Generator) -> Instance:
     return _build(f"wide-n{n}", (2, 2, 2, 2), rel - rel.min(), dur, gpus, weight)
 
 
+def msj_family(n: int, rng: np.random.Generator) -> Instance:
+    """The multiserver-job workload (:func:`~asrpt_opt.traces.synthetic.msj`) in whole
+    seconds: one 8-GPU server, needs 1/2/4/8 equally likely, exponential durations of mean
+    8 / need s rounded up (at least 1), Poisson arrivals at load 0.9 floored to whole
+    seconds."""
+    inst = msj(n, unit_s=8.0, load=0.9, seed=rng)
+    dur = np.maximum(np.ceil(np.array([j.duration_s for j in inst.jobs], float)), 1).astype(int)
+    rel = np.floor([j.release_s for j in inst.jobs]).astype(int)
+    gpus = np.array([j.gpus for j in inst.jobs])
+    return _build(f"msj-n{n}", (8,), rel, dur, gpus)
+
+
 def single(n: int, rng: np.random.Generator) -> Instance:
     """One GPU, unit widths, durations 1-10, releases uniform on [0, 2n): the classic
     1|r_j,pmtn|sum C_j, where SRPT is optimal."""
@@ -97,6 +109,7 @@ FAMILIES: dict[str, Callable[[int, np.random.Generator], Instance]] = {
     "heavy-tail": heavy_tail,
     "wide": wide,
     "single": single,
+    "msj": msj_family,
 }
 
 

@@ -23,14 +23,19 @@ from asrpt_opt.model.io import write_atomically
 from asrpt_opt.model.workers import WorkerGraph
 from asrpt_opt.prediction.evaluate import PredictionScore
 from asrpt_opt.sim.metrics import Metrics
+from asrpt_opt.sim.stability import Verdict
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from asrpt_opt.analysis.load_sweep import LoadPoint, LoadSweepReport
     from asrpt_opt.analysis.ratio import InstanceOutcome
 
 __all__ = [
     "figure_for",
     "plot_calibration",
     "plot_comparison",
+    "plot_load_sweep",
     "plot_ratio_cdf",
     "plot_ratio_vs_load",
     "plot_worker_graph",
@@ -395,3 +400,67 @@ def plot_ratio_vs_load(
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def plot_load_sweep(report: LoadSweepReport, *, ax: Axes | None = None) -> Figure:
+    """Mean response time against load on a log axis, one line per policy, as in the
+    multiserver-job papers; intervals as error bars, unstable points as crosses near the
+    top of the axes (their mean is not a steady-state value).
+
+    Parameters
+    ----------
+    report : LoadSweepReport
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
+    assert ax is not None
+    by_policy: dict[str, list[LoadPoint]] = {}
+    for point in report.points:
+        by_policy.setdefault(point.policy, []).append(point)
+    for k, (policy, points) in enumerate(by_policy.items()):
+        colour = f"C{k % 10}"
+        ok = [p for p in points if p.verdict is not Verdict.UNSTABLE]
+        if ok:
+            y = np.array([p.mean_response for p in ok])
+            err = np.array(
+                [
+                    [p.mean_response - p.ci_low for p in ok],
+                    [p.ci_high - p.mean_response for p in ok],
+                ]
+            )
+            ax.errorbar(
+                [p.load for p in ok],
+                y,
+                yerr=np.maximum(err, 0),
+                marker="o",
+                ms=3,
+                capsize=2,
+                color=colour,
+                label=policy,
+            )
+        bad = [p.load for p in points if p.verdict is Verdict.UNSTABLE]
+        if bad:
+            # Near the top of the axes (an unstable run has no steady-state mean), one row
+            # per policy so that no cross hides another.
+            ax.plot(
+                bad,
+                [0.96 - 0.035 * k] * len(bad),
+                "x",
+                color=colour,
+                transform=ax.get_xaxis_transform(),
+                label=None if ok else f"{policy} (unstable)",
+            )
+    ax.set_yscale("log")
+    ax.set_xlabel("offered load ρ")
+    unit = "time units" if report.config.family == "msj" else "s"
+    ax.set_ylabel(f"mean response time E[T] ({unit})")
+    seeds = len(report.seeds)
+    ax.set_title(f"{report.config.family}: {report.config.n:,} jobs x {seeds} seeds (x: unstable)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    return ax.figure  # type: ignore[return-value]

@@ -11,22 +11,20 @@ interrupted sweep resumes without redoing or losing finished instances.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
-import signal
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from asrpt_opt.analysis.executors import EXECUTORS, run_tasks
 from asrpt_opt.analysis.families import make_family_instance
 from asrpt_opt.analysis.ratio import InstanceOutcome, PolicyOutcome, instance_ratio
 from asrpt_opt.analysis.store import STORE_COLUMNS, STORE_SCHEMA, ResultStore
-from asrpt_opt.errors import UnknownNameError, UsageError, lookup
+from asrpt_opt.errors import lookup
 from asrpt_opt.policies.registry import simulate
 from asrpt_opt.relaxation.bounds import lower_bounds, min_lengths, virtual_sizes
 from asrpt_opt.relaxation.srpt import srpt
@@ -44,10 +42,6 @@ __all__ = [
     "evaluate_instance",
     "run_sweep",
 ]
-
-#: Where a sweep's instances are evaluated: in this process, in a local process pool (loky),
-#: or on a Dask cluster.
-EXECUTORS = ("serial", "loky", "dask")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,55 +148,8 @@ def evaluate_instance(config: RatioConfig, seed: int) -> InstanceOutcome:
     )
 
 
-def _results(
-    config: RatioConfig, seeds: list[int], workers: int, executor: str, scheduler: str | None
-) -> Iterator[tuple[int, InstanceOutcome]]:
-    if executor not in EXECUTORS:
-        raise UnknownNameError("executor", executor, EXECUTORS)
-    if executor == "dask":
-        from dask.distributed import Client, as_completed
-
-        if scheduler:
-            try:
-                client = Client(scheduler, timeout=5)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise UsageError(
-                    f"cannot reach the Dask scheduler {scheduler!r} within 5 s: {exc}"
-                ) from None
-        else:
-            client = Client(processes=True, n_workers=workers)
-        try:
-            futures = {client.submit(evaluate_instance, config, s, pure=False): s for s in seeds}
-            for fut in as_completed(futures):
-                yield futures[fut], fut.result()
-        finally:
-            client.close()
-        return
-    if executor == "serial" or workers <= 1:
-        for s in seeds:
-            yield s, evaluate_instance(config, s)
-        return
-    from joblib import Parallel, delayed
-
-    parallel = Parallel(n_jobs=workers, backend="loky", return_as="generator_unordered")
-    tasks = (delayed(_tagged)(config, s) for s in seeds)
-    yield from parallel(tasks)
-
-
-def _tagged(config: RatioConfig, seed: int) -> tuple[int, InstanceOutcome]:
-    _die_with_parent()
-    return seed, evaluate_instance(config, seed)
-
-
-def _die_with_parent() -> None:
-    # A worker process outlives a sweep killed with SIGKILL (nothing runs in the sweep to
-    # stop it); on Linux the kernel can kill the worker when its parent dies.
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+def _evaluate(task: tuple[RatioConfig, int]) -> InstanceOutcome:
+    return evaluate_instance(*task)
 
 
 def run_sweep(
@@ -222,12 +169,8 @@ def run_sweep(
     config : RatioConfig
     seeds : sequence of int
     store : ResultStore
-    workers : int
-        Processes on this machine (``loky``) or local Dask workers when no scheduler is given.
-    executor : {"serial", "loky", "dask"}
-        ``serial`` evaluates in this process (as ``loky`` does with one worker).
-    scheduler : str, optional
-        Address of a running Dask scheduler (``tcp://host:port``).
+    workers, executor, scheduler
+        Where instances are evaluated, as :func:`~asrpt_opt.analysis.executors.run_tasks`.
     progress : callable, optional
         Called as ``progress(done, total)`` after each instance.
 
@@ -241,7 +184,9 @@ def run_sweep(
     done = len(seeds) - len(todo)
     if progress:
         progress(done, len(seeds))
-    for seed, outcome in _results(config, todo, workers, executor, scheduler):
+    tasks = [(config, seed) for seed in todo]
+    runs = run_tasks(_evaluate, tasks, workers=workers, executor=executor, scheduler=scheduler)
+    for (_, seed), outcome in runs:
         store.put(config, seed, outcome)
         done += 1
         if progress:

@@ -32,6 +32,19 @@ def say(text: str) -> None:
     print(text, file=sys.stderr)
 
 
+def warn_unstable(label: str, stability: Any) -> None:
+    """Say on stderr that a run's number of jobs in the system keeps growing
+    (:class:`~asrpt_opt.sim.stability.Stability`); nothing for a stable or inconclusive run."""
+    if stability.verdict != "unstable":
+        return
+    say(
+        f"asrpt-opt: warning: {label} is unstable: the number of jobs in the system grew by "
+        f"{stability.growth:.0%} of its mean ({stability.mean_in_system:,.1f}) over the "
+        "second half of the arrivals, so its mean JCT grows with the number of jobs "
+        "(docs/stability.md)"
+    )
+
+
 def fmt(value: Any) -> str:
     """A table cell: floats with a precision that suits their size."""
     if isinstance(value, float):

@@ -60,6 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("offline", "offline optimum of sum w_j C_j (exact models)"),
     "ratio": ("offline", "competitive ratios against offline optima (sweep)"),
     "export": ("offline", "a ratio store's rows as a CSV or Parquet table"),
+    "load-sweep": ("load", "mean response time against load, with stability"),
     "worst-case": ("theory", "search for an instance with a bad ratio"),
     "robustness": ("theory", "ALG/OPT against prediction error (consistency and robustness)"),
     "place": ("placement", "compare placement methods on an instance's DNN jobs"),

@@ -27,6 +27,7 @@ from asrpt_opt.cli._output import (
     emit_table,
     fmt,
     say,
+    warn_unstable,
 )
 from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.model.io import load_instance
@@ -126,12 +127,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         fig = plot_gantt(inst, res.schedule, title=f"{inst.name}: {res.policy}")
         write_figure(fig, args.gantt)
+    warn_unstable(f"{res.policy} on {inst.name}", res.metrics.stability)
     if args.json:
         emit_json_text(res.to_json_text(lower_bound_s=lb, seed=args.seed))
         return 0
     m = res.metrics
     print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")
-    emit_table(("metric", "value"), list(m.to_json().items()), per_column=False)
+    rows = [(k, v) for k, v in m.to_json().items() if k != "stability"]
+    rows.append(("stability", f"{m.stability.verdict} (growth {m.stability.growth:+.1%})"))
+    emit_table(("metric", "value"), rows, per_column=False)
     print(
         f"lower bound on sum w_j C_j: {fmt(lb)}  (ratio {m.total_weighted_completion_s / lb:.4f})"
     )
@@ -222,6 +226,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=Progress(f"{inst.name}", not args.json),
     )
+    for name, m in report.metrics.items():
+        warn_unstable(f"{name} on {inst.name}", m.stability)
     use_agg()
     files = plot_replay(report, args.out)
     if args.per_job:

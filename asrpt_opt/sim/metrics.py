@@ -11,6 +11,7 @@ import numpy as np
 
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
+from asrpt_opt.sim.stability import Stability, stability
 from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
 __all__ = ["Metrics", "compute_metrics", "segment_costs"]
@@ -46,6 +47,9 @@ class Metrics:
     cross_server_gb : float
         Gigabytes DNN jobs sent across servers in total (iterations run times bytes per
         iteration across servers; 0 for speed models without a worker graph).
+    stability : Stability
+        Whether the number of jobs in the system keeps growing over the second half of the
+        arrivals (:func:`~asrpt_opt.sim.stability.stability`; docs/stability.md).
     """
 
     n_jobs: int
@@ -64,10 +68,13 @@ class Metrics:
     preemptions: int
     placement_slowdown: float
     cross_server_gb: float
+    stability: Stability
 
     def to_json(self) -> dict[str, Any]:
-        """The metrics as a JSON-ready dict."""
-        return asdict(self)
+        """The metrics as a JSON-ready dict (``stability`` as a nested object)."""
+        out = asdict(self)
+        out["stability"] = self.stability.to_json()
+        return out
 
 
 def compute_metrics(
@@ -123,6 +130,7 @@ def compute_metrics(
         preemptions=sum(len(r.segments) - 1 for r in runs),
         placement_slowdown=slowdown_sum / weight_sum if weight_sum > 0 else 1.0,
         cross_server_gb=cross / 1e9,
+        stability=stability(release, completion),
     )
 
 

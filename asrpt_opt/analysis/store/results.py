@@ -1,126 +1,24 @@
-"""The toolkit's SQLite files, one base for all: the ratio sweeps' :class:`ResultStore` and
-the adversary's :class:`AdversaryStore`.
-
-:class:`SqliteStore` gives every store the same rules: the path must be a file in an existing
-folder; the file's kind is ``PRAGMA application_id`` and its schema ``PRAGMA user_version``;
-a file of another kind, a file that is not SQLite, and a file written by a newer version are
-refused with one line; an older schema is upgraded in place, in one transaction; writes use
-SQLite's write-ahead log and wait up to 30 s for another process's lock, so sweeps and
-searches may share a store.
-"""
+"""The ratio sweeps' resumable store (:class:`ResultStore`)."""
 
 from __future__ import annotations
 
 import json
-import math
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from os import PathLike
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from asrpt_opt.errors import UsageError
+from asrpt_opt.analysis.store.base import SqliteStore
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from asrpt_opt.analysis.adversary import Row, SearchSpace
     from asrpt_opt.analysis.ratio import InstanceOutcome
     from asrpt_opt.analysis.sweep import RatioConfig
     from asrpt_opt.sim.tables import Table
 
-__all__ = [
-    "ADVERSARY_SCHEMA",
-    "STORE_COLUMNS",
-    "STORE_SCHEMA",
-    "AdversaryStore",
-    "ResultStore",
-    "SqliteStore",
-]
-
-#: Version of the adversary store's tables (``PRAGMA user_version``); 0: before versions.
-ADVERSARY_SCHEMA = 1
-
-
-class SqliteStore:
-    """Base of the toolkit's SQLite stores (see the module docstring).
-
-    A subclass names its ``kind``, ``schema``, ``application_id`` and ``tables``, creates its
-    tables in :meth:`_create` and upgrades an older file in :meth:`_migrate`.
-
-    Parameters
-    ----------
-    path : path-like
-        The SQLite file (created when missing), or ``":memory:"``.
-
-    Raises
-    ------
-    UsageError
-        When ``path`` is a folder, is not SQLite, is another kind of file, or is newer.
-    """
-
-    kind: ClassVar[str] = "asrpt-opt store"
-    schema: ClassVar[int] = 1
-    application_id: ClassVar[int] = 0
-    tables: ClassVar[frozenset[str]] = frozenset()
-
-    def __init__(self, path: str | PathLike[str] = ":memory:") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            target = Path(self.path)
-            if target.is_dir():
-                raise UsageError(f"{self.path}: is a folder, not an {self.kind} file")
-            if not target.parent.is_dir():
-                raise UsageError(f"{self.path}: folder {target.parent} does not exist")
-        try:
-            self.db = sqlite3.connect(self.path, timeout=30)
-            self._open()
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{self.path}: not an {self.kind} (SQLite says: {exc})") from None
-
-    def _open(self) -> None:
-        db = self.db
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        app = db.execute("PRAGMA application_id").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if app not in (0, self.application_id) or not tables <= self.tables:
-            raise self._foreign(tables)
-        if version > self.schema:
-            raise UsageError(
-                f"{self.path}: written by a newer asrpt-opt ({self.kind} schema {version}, "
-                f"this version reads up to {self.schema})"
-            )
-        if tables and version < self.schema:
-            self._migrate(version, tables)
-        db.execute("PRAGMA journal_mode=WAL")
-        self._create()
-        db.execute(f"PRAGMA user_version={self.schema}")
-        db.execute(f"PRAGMA application_id={self.application_id}")
-        db.commit()
-
-    def _foreign(self, tables: set[str]) -> UsageError:
-        listed = ", ".join(sorted(tables)) or "none"
-        return UsageError(
-            f"{self.path}: an SQLite file with other tables ({listed}) is not an {self.kind}"
-        )
-
-    def _create(self) -> None:
-        raise NotImplementedError
-
-    def _migrate(self, version: int, tables: set[str]) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Close the file."""
-        self.db.close()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = ["STORE_COLUMNS", "STORE_SCHEMA", "ResultStore"]
 
 
 #: Version of the store's tables (``PRAGMA user_version``); 0 was asrpt-opt 0.1.0's.
@@ -332,118 +230,3 @@ STORE_COLUMNS = (
     "load",
     "key",
 )
-
-
-class AdversaryStore(SqliteStore):
-    """A SQLite file of every evaluation and the best instance per (policy, n).
-
-    Each search round commits at once, so an interrupted search resumes from its best
-    instances and never solves an instance twice. Schema version :data:`ADVERSARY_SCHEMA`;
-    a store written before it had a version (the same tables) is adopted as it is.
-
-    Parameters
-    ----------
-    path : str or Path
-    """
-
-    kind = "asrpt-opt adversary store"
-    schema = ADVERSARY_SCHEMA
-    application_id = 0x41534131  # "ASA1"
-    tables = frozenset({"evaluations", "best"})
-
-    def _create(self) -> None:
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS evaluations (policy TEXT, space TEXT, key TEXT,"
-            " ratio REAL, alg REAL, opt REAL, PRIMARY KEY (policy, space, key))"
-        )
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS best (policy TEXT, space TEXT, n INTEGER,"
-            " ratio REAL, rows TEXT, PRIMARY KEY (policy, space, n))"
-        )
-
-    def _migrate(self, version: int, tables: set[str]) -> None:
-        if tables != self.tables:  # the unversioned store had exactly these tables
-            raise self._foreign(tables)
-
-    @staticmethod
-    def _space(space: SearchSpace) -> str:
-        return json.dumps([list(space.servers), space.max_duration_s, space.max_release_s])
-
-    def cache(self, policy: str, space: SearchSpace) -> dict[str, tuple[float, float, float]]:
-        """Every stored evaluation of ``policy`` in ``space``.
-
-        Parameters
-        ----------
-        policy : str
-        space : SearchSpace
-
-        Returns
-        -------
-        dict
-        """
-        rows = self.db.execute(
-            "SELECT key, ratio, alg, opt FROM evaluations WHERE policy = ? AND space = ?",
-            (policy, self._space(space)),
-        )
-        return {
-            k: (math.nan if r is None else r, a, math.nan if o is None else o)
-            for k, r, a, o in rows
-        }
-
-    def best(self, policy: str, space: SearchSpace, n: int) -> tuple[list[Row], float] | None:
-        """The best stored instance of ``policy`` with ``n`` jobs, and its ratio.
-
-        Parameters
-        ----------
-        policy : str
-        space : SearchSpace
-        n : int
-
-        Returns
-        -------
-        (list of Row, float) or None
-        """
-        got = self.db.execute(
-            "SELECT rows, ratio FROM best WHERE policy = ? AND space = ? AND n = ?",
-            (policy, self._space(space), n),
-        ).fetchone()
-        if got is None:
-            return None
-        return [tuple(x) for x in json.loads(got[0])], float(got[1])
-
-    def commit(
-        self,
-        policy: str,
-        space: SearchSpace,
-        n: int,
-        new: dict[str, tuple[float, float, float]],
-        best: tuple[list[Row], float] | None,
-    ) -> None:
-        """Add evaluations and (if better) the best instance, in one transaction.
-
-        Parameters
-        ----------
-        policy : str
-        space : SearchSpace
-        n : int
-        new : dict
-            ``key -> (ratio, alg, opt)`` evaluated since the last commit.
-        best : (list of Row, float) or None
-        """
-        sp = self._space(space)
-
-        def num(x: float) -> float | None:
-            return None if math.isnan(x) else x
-
-        with self.db:
-            self.db.executemany(
-                "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
-                [(policy, sp, k, num(r), a, num(o)) for k, (r, a, o) in new.items()],
-            )
-            if best is not None:
-                old = self.best(policy, space, n)
-                if old is None or best[1] > old[1]:
-                    self.db.execute(
-                        "INSERT OR REPLACE INTO best VALUES (?, ?, ?, ?, ?)",
-                        (policy, sp, n, best[1], json.dumps(best[0])),
-                    )
