@@ -1,9 +1,9 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
-['2d-las', 'a-srpt', 'fifo', 'firstfit-srpt', 'gittins', 'greedy-srpt', 'prr', 'qssf',
- 'serverfilling', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf', 'tiresias-2d-las',
- 'tiresias-gittins']
+['2d-las', 'a-srpt', 'fifo', 'firstfit-srpt', 'gittins', 'greedy-srpt', 'msf', 'prr',
+ 'qssf', 'serverfilling', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf',
+ 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from asrpt_opt.policies.asrpt import ASRPT
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.policies.msf import MostServersFirst
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.registry import POLICIES, make_policy, register_policy, simulate
@@ -41,6 +42,7 @@ __all__ = [
     "Gittins",
     "GreedySRPT",
     "ListScheduler",
+    "MostServersFirst",
     "Policy",
     "PreferentialRoundRobin",
     "ServerFilling",

@@ -37,8 +37,8 @@ __all__ = [
 ]
 
 #: The key rules, by code (a policy's ``_core`` names one).
-KEYS = ("fifo", "sjf", "srtf", "srsf", "2d-las", "qssf")
-_FIFO, _SJF, _SRTF, _SRSF, _LAS, _QSSF = range(len(KEYS))
+KEYS = ("fifo", "sjf", "srtf", "srsf", "2d-las", "qssf", "msf", "msf-nonpreemptive")
+_FIFO, _SJF, _SRTF, _SRSF, _LAS, _QSSF, _MSF, _MSF_NP = range(len(KEYS))
 #: The code of a list state whose keys come from another policy's hooks (A-SRPT's).
 OTHER = len(KEYS)
 #: 2D-LAS orders by queue level, then arrival order.
@@ -74,7 +74,7 @@ def new_state(s: Any, rule: int, backfill: bool, thresholds: Any) -> Any:
     n_w = widths.shape[0]
     width_of = np.searchsorted(widths, s.gpus).astype(np.int64)
     most = min(n, s.total_gpus)
-    preemptive = rule != _FIFO and rule != _SJF and rule != _QSSF
+    preemptive = rule != _FIFO and rule != _SJF and rule != _QSSF and rule != _MSF_NP
     return ListState(
         rule, backfill, preemptive, thresholds, widths, width_of,
         np.empty((n_w, 16)), np.empty((n_w, 16, 2), np.int64), np.zeros(n_w, np.int64),
@@ -158,6 +158,8 @@ def _list_running_keys(keys: Any, lst: Any, s: Any, now: float) -> float:
         if rule == _LAS:
             service = att_gpu[j] + (now - seg_start0[j]) * float(gpus[j])
             key = _level(thresholds, service) * _LEVEL + las_rank[j]
+        elif rule == _MSF:
+            key = -float(gpus[j])
         else:
             busy = now - work_start[j]
             attained = att_work[j] + (busy * rate[j] if busy > 0 else 0.0)
@@ -357,6 +359,8 @@ def _waiting_key(lst: Any, s: Any, j: int) -> float:
         return (s.predicted[j] - s.att_work[j]) / s.best_rate[j] * float(s.gpus[j])
     if rule == _QSSF:
         return s.predicted[j] / s.best_rate[j] * float(s.gpus[j])
+    if rule in (_MSF, _MSF_NP):
+        return -float(s.gpus[j])
     return _level(lst.thresholds, s.att_gpu[j]) * _LEVEL + lst.las_rank[j]
 
 

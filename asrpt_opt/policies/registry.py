@@ -17,6 +17,7 @@ from asrpt_opt.errors import UsageError, lookup
 from asrpt_opt.policies.asrpt import ASRPT
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
+from asrpt_opt.policies.msf import MostServersFirst
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.serverfilling import (
@@ -59,6 +60,7 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "serverfilling": ServerFilling,
     "firstfit-srpt": FirstFitSRPT,
     "greedy-srpt": GreedySRPT,
+    "msf": MostServersFirst,
     "gittins": Gittins,
     "prr": PreferentialRoundRobin,
 }

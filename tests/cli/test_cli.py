@@ -187,6 +187,7 @@ def test_demo_writes_table_and_plots(capsys, tmp_path):
         "serverfilling",
         "firstfit-srpt",
         "greedy-srpt",
+        "msf",
         "prr",
     }
     assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())

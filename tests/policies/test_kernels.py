@@ -33,6 +33,7 @@ def test_list_rules_are_the_kernels_keys():
             rule = cls.__dict__.get("_core")
             if rule is not None and rule != "a-srpt":
                 rules.add(rule)
+    rules.add(make_policy("msf", preemptive=False).kernel().name)  # a knob selects the rule
     assert rules == set(lk.KEYS)
 
 

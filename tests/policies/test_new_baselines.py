@@ -204,3 +204,24 @@ def test_serverfilling_srpt_orders_by_area_or_time_only():
         simulate(_instance(MSJ_ROWS), "serverfilling-srpt", order="size")
     with pytest.raises(UsageError, match="serverfilling"):
         simulate(_instance(MSJ_ROWS), "serverfilling-srpt", order="arrival")
+
+
+MSF_ROWS = [("A", 0, 1, 4.0), ("B", 0, 2, 2.0), ("C", 1, 4, 1.0), ("D", 1, 1, 1.0)]
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_msf_serves_the_widest_first_and_preempts_narrower_jobs(engine):
+    # 4 GPUs. At 0 B and A start. At 1 C (4 GPUs) ranks first: it preempts A and B (both
+    # needed to make room) and runs to 2; D cannot preempt anyone of its width and waits. At
+    # 2 B (1 s left), then A (lower index than D), then D start together.
+    inst = _instance(MSF_ROWS)
+    done = _completions_with(inst, "msf", engine=engine)
+    assert done == {"A": 5, "B": 3, "C": 2, "D": 3}
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_msf_without_preemption_waits_for_room_and_backfills(engine):
+    # C waits for 4 free GPUs (at 4, when A ends); D backfills the free GPU at 1.
+    inst = _instance(MSF_ROWS)
+    done = _completions_with(inst, "msf", preemptive=False, engine=engine)
+    assert done == {"A": 4, "B": 2, "C": 5, "D": 2}

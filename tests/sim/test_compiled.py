@@ -47,6 +47,8 @@ RULE_PARAMS = [
     ("serverfilling", {}),
     ("firstfit-srpt", {}),
     ("greedy-srpt", {}),
+    ("msf", {}),
+    ("msf", {"preemptive": False}),
     ("prr", {}),
     ("prr", {"trust": 1.0, "quantum_s": 150.0}),
     ("tiresias-2d-las", {}),
