@@ -19,14 +19,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from asrpt_opt.analysis.families import make_family_instance
-from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
@@ -319,8 +316,10 @@ def climb(
     rng: np.random.Generator,
     budget_s: float,
     stale: int = 60,
+    max_evaluations: int | None = None,
 ) -> tuple[list[Row] | None, float]:
-    """Search for ``budget_s`` seconds; return the best rows found and their ratio.
+    """Search for ``budget_s`` seconds (or until ``evaluator`` has made ``max_evaluations``
+    evaluations); return the best rows found and their ratio.
 
     Parameters
     ----------
@@ -335,6 +334,9 @@ def climb(
     budget_s : float
     stale : int
         Moves without improvement before a restart.
+    max_evaluations : int, optional
+        Stop once the evaluator has evaluated this many instances (cache hits do not
+        count): with ``budget_s`` infinite, the search then depends on ``rng`` only.
 
     Returns
     -------
@@ -343,10 +345,16 @@ def climb(
     """
     space = evaluator.space
     end = time.perf_counter() + budget_s
+    cap = math.inf if max_evaluations is None else max_evaluations
+    moves = 0  # a safety stop: cache hits make moves without evaluations
+
+    def going() -> bool:
+        return time.perf_counter() < end and evaluator.evaluations < cap and moves < 100 * cap
+
     best: list[Row] | None = None
     best_ratio = 0.0
     restarts = 0
-    while time.perf_counter() < end:
+    while going():
         kind = restarts % 3
         restarts += 1
         if start is not None and restarts == 1:
@@ -365,7 +373,8 @@ def climb(
         if score > best_ratio:
             best, best_ratio = current, score
         idle = 0
-        while idle < stale and time.perf_counter() < end:
+        while idle < stale and going():
+            moves += 1
             cand = mutate(current, space, rng)
             got = evaluator.score(cand, floor=score)
             if got is not None and got >= score:
@@ -376,119 +385,3 @@ def climb(
             else:
                 idle += 1
     return best, best_ratio
-
-
-def run_round(
-    search: Search,
-    n: int,
-    start: list[Row] | None,
-    seed: int,
-    budget_s: float,
-    cache: dict[str, tuple[float, float, float]],
-) -> tuple[list[Row] | None, float, dict[str, tuple[float, float, float]], int]:
-    """One searcher for one round (runs in a worker process).
-
-    Parameters
-    ----------
-    search : Search
-    n, start, seed, budget_s
-        As :func:`climb` takes them (``seed`` for its generator).
-    cache : dict
-        Evaluations known so far (:class:`Evaluator`'s).
-
-    Returns
-    -------
-    (best rows or None, best ratio, new evaluations, evaluations)
-    """
-    evaluator = Evaluator(
-        search.policy,
-        search.space,
-        time_limit_s=search.time_limit_s,
-        cache=dict(cache),
-        preemptive=search.preemptive,
-    )
-    best, ratio = climb(
-        evaluator,
-        n,
-        start=start,
-        family=search.family,
-        rng=np.random.default_rng(seed),
-        budget_s=budget_s,
-    )
-    return best, ratio, evaluator.new, evaluator.evaluations
-
-
-#: ``progress(elapsed_s, budget_s, status)``.
-Progress = Callable[[int, int, str], None]
-
-
-def search_rounds(
-    search: Search,
-    n: int,
-    *,
-    start: list[Row] | None,
-    rng: np.random.Generator,
-    budget_s: float,
-    workers: int,
-    store: AdversaryStore | None,
-    progress: Progress | None = None,
-    executor: Any = None,
-) -> tuple[list[Row] | None, float, int]:
-    """Search in rounds of at most 15 s, ``workers`` searchers per round, committing each.
-
-    Parameters
-    ----------
-    search : Search
-    n, start, rng, budget_s
-        See :func:`climb`.
-    workers : int
-        Searchers per round, each in its own process when > 1 (``executor``).
-    store : AdversaryStore, optional
-        Evaluations and best instances are read from it first and committed every round.
-    progress : callable, optional
-    executor : concurrent.futures.Executor, optional
-        Runs the searchers when ``workers`` > 1.
-
-    Returns
-    -------
-    (best rows or None, best ratio, evaluations)
-    """
-    key, space, policy = search.store_key, search.space, search.policy
-    cache = store.cache(key, space) if store is not None else {}
-    best: tuple[list[Row], float] | None = None
-    if store is not None:
-        best = store.best(key, space, n)
-    if best is not None:
-        start = best[0]
-    t0 = time.perf_counter()
-    evaluations = 0
-    round_s = min(15.0, budget_s)
-    while True:
-        left = budget_s - (time.perf_counter() - t0)
-        if left <= 0.05:
-            break
-        this = min(round_s, left)
-        seeds = [int(s) for s in rng.integers(2**31, size=workers)]
-        args = [(search, n, start, s, this, cache) for s in seeds]
-        if workers > 1 and executor is not None:
-            results = list(executor.map(run_round, *zip(*args, strict=True)))
-        else:
-            results = [run_round(*a) for a in args]
-        new: dict[str, tuple[float, float, float]] = {}
-        for rows, ratio, found, count in results:
-            new.update(found)
-            evaluations += count
-            if rows is not None and (best is None or ratio > best[1]):
-                best = (rows, ratio)
-        cache.update(new)
-        if best is not None:
-            start = best[0]
-        if store is not None:
-            store.commit(key, space, n, new, best)
-        if progress is not None:
-            status = f"{policy} n={n}: best {best[1]:.4f}" if best else "nothing proven yet"
-            elapsed = min(int(time.perf_counter() - t0), int(budget_s))
-            progress(elapsed, int(budget_s), f"{status}, {evaluations} evaluations")
-    if best is None:
-        return None, 0.0, evaluations
-    return best[0], best[1], evaluations

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 import numpy as np
 
 from asrpt_opt.analysis.adversary import (
-    AdversaryStore,
     Row,
     Search,
     SearchSpace,
     grow,
-    search_rounds,
     to_instance,
 )
+from asrpt_opt.analysis.adversary_rounds import search_rounds
+from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.policies.registry import simulate
@@ -144,6 +144,7 @@ class SearchKnobs(TypedDict, total=False):
 
     family: str
     budget_s: float
+    evaluations: int | None
     time_limit_s: float
     preemptive: bool
     space: SearchSpace | None
@@ -186,6 +187,8 @@ def worst_cases(
     **knobs
         ``family`` (str, default "poisson"): family of the random restarts;
         ``budget_s`` (float, default 60): wall-clock budget per (policy, n);
+        ``evaluations`` (int, optional): a budget of evaluations per (policy, n) instead,
+        which makes the search the same on every machine (given the seed and the store);
         ``time_limit_s`` (float, default 5): offline solver limit per evaluation;
         ``preemptive`` (bool, default true): against the continuous-time preemptive optimum
         or the non-preemptive one;
@@ -201,6 +204,10 @@ def worst_cases(
     if unknown:
         raise UsageError(f"unknown search knobs {sorted(unknown)} (knobs: {sorted(_KNOBS)})")
     budget_s = knobs.get("budget_s", 60.0)
+    evaluations_cap = knobs.get("evaluations")
+    if evaluations_cap is not None and evaluations_cap < 1:
+        raise UsageError(f"evaluations must be >= 1, got {evaluations_cap}")
+    unit = budget_s if evaluations_cap is None else evaluations_cap  # what progress counts
     time_limit_s = knobs.get("time_limit_s", 5.0)
     preemptive = knobs.get("preemptive", True)
     space = knobs.get("space") or SearchSpace()
@@ -211,13 +218,13 @@ def worst_cases(
     rng = np.random.default_rng(seed)
     db = AdversaryStore(store) if store is not None else None
     pool = _executor(workers)
-    total = int(budget_s * len(ns) * len(policies))
+    total = int(unit * len(ns) * len(policies))
     out: dict[tuple[str, int], WorstCase] = {}
     try:
         for k, policy in enumerate(policies):
             previous: list[Row] | None = None
             for i, n in enumerate(ns):
-                offset = int(budget_s * (k * len(ns) + i))
+                offset = int(unit * (k * len(ns) + i))
 
                 def tick(elapsed: int, _budget: int, status: str, offset: int = offset) -> None:
                     if progress is not None:
@@ -241,6 +248,7 @@ def worst_cases(
                     store=db,
                     progress=tick,
                     executor=pool,
+                    max_evaluations=evaluations_cap,
                 )
                 if rows is None:
                     previous = None
@@ -294,8 +302,9 @@ def worst_case(
     store : str or Path, optional
         SQLite file to resume from and commit to (see :func:`worst_cases`).
     **knobs
-        ``family``, ``budget_s`` (the wall-clock budget), ``time_limit_s``, ``preemptive``
-        and ``space``, as :func:`worst_cases` takes them.
+        ``family``, ``budget_s`` (the wall-clock budget), ``evaluations`` (a budget of
+        evaluations instead), ``time_limit_s``, ``preemptive`` and ``space``, as
+        :func:`worst_cases` takes them.
 
     Returns
     -------
@@ -312,7 +321,7 @@ def worst_case(
     if (policy, n) not in found:
         raise SolverError("no instance with a proven optimum was found within the budget")
     if progress is not None:  # the budget is spent: the bar ends full
-        budget = int(knobs.get("budget_s", 60.0))
+        budget = int(knobs.get("evaluations") or knobs.get("budget_s", 60.0))
         progress(budget, budget, f"best ratio {found[(policy, n)].ratio:.4f}")
     return found[(policy, n)]
 

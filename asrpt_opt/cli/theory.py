@@ -73,11 +73,14 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         ns,
         family=args.family,
         budget_s=budget_s,
+        evaluations=args.evaluations,
         time_limit_s=args.time_limit,
         seed=args.seed,
         workers=args.workers,
         store=args.store,
-        progress=Progress("worst-case (s)", not args.json),
+        progress=Progress(
+            "worst-case (evaluations)" if args.evaluations else "worst-case (s)", not args.json
+        ),
         on_result=write,
     )
     plot = None
@@ -206,6 +209,13 @@ def add_parsers(sub: Any) -> None:
         help=f"restarts draw from this family: one of {', '.join(FAMILIES)} (default poisson)",
     )
     p.add_argument("--budget", default="60s", help="wall-clock budget per policy and n, e.g. 300s")
+    p.add_argument(
+        "--evaluations",
+        type=whole(1),
+        metavar="N",
+        help="a budget of N evaluated instances per policy and n instead of --budget: the "
+        "same seed then finds the same instance on any machine",
+    )
     p.add_argument(
         "--time-limit",
         type=finite(0, strict=True),

@@ -10,17 +10,18 @@ import numpy as np
 import pytest
 
 from asrpt_opt.analysis.adversary import (
-    AdversaryStore,
     Evaluator,
     Search,
     SearchSpace,
     canonical,
     mutate,
-    search_rounds,
     to_instance,
 )
+from asrpt_opt.analysis.adversary_rounds import search_rounds
+from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.analysis.worst_case import verify, worst_cases
 from asrpt_opt.cli import main
+from asrpt_opt.errors import UsageError
 from asrpt_opt.model import load_instance
 from asrpt_opt.policies import simulate
 from asrpt_opt.sim import validate_schedule
@@ -174,3 +175,17 @@ def test_kept_worst_instances_reproduce_their_ratio(path):
     result = simulate(inst, policy, speed=PooledSpeed(), **params)
     alg = result.metrics.total_weighted_completion_s
     assert alg / off.objective_s == pytest.approx(inst.provenance["ratio"], rel=1e-9)
+
+
+def test_an_evaluation_budget_makes_the_search_reproducible():
+    from asrpt_opt.analysis.worst_case import worst_case
+
+    def rows(case):
+        return [(j.release_s, j.gpus, j.duration_s) for j in case.instance.jobs]
+
+    first = worst_case("a-srpt", 4, seed=3, evaluations=25)
+    again = worst_case("a-srpt", 4, seed=3, evaluations=25)
+    assert first.evaluations == again.evaluations == 25
+    assert (first.ratio, rows(first)) == (again.ratio, rows(again))
+    with pytest.raises(UsageError, match="evaluations"):
+        worst_case("a-srpt", 4, seed=3, evaluations=0)
