@@ -349,7 +349,7 @@ def _point(policy: str, load: float, runs: list[LoadRun]) -> LoadPoint:
     mean = float(means.mean())
     if len(runs) >= 2:
         dof = len(runs) - 1
-        half = _t975(dof) * float(means.std(ddof=1)) / math.sqrt(len(runs))
+        half = t_quantile(0.975, dof) * float(means.std(ddof=1)) / math.sqrt(len(runs))
     else:
         half = runs[0].batch_half_width_s / runs[0].unit_s
     unstable = sum(r.verdict == Verdict.UNSTABLE for r in runs)
@@ -370,15 +370,6 @@ def _point(policy: str, load: float, runs: list[LoadRun]) -> LoadPoint:
         verdict=verdict,
         unstable_runs=unstable,
     )
-
-
-#: Student's t 97.5% quantiles for 1-9 degrees of freedom (tables), beyond which
-#: :func:`~asrpt_opt.sim.stability.t_quantile` is accurate.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
-
-
-def _t975(dof: int) -> float:
-    return _T975[dof - 1] if dof <= len(_T975) else t_quantile(0.975, dof)
 
 
 def run_load_sweep(

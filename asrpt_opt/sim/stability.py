@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["MIN_GROWTH", "MIN_JOBS", "Stability", "Verdict", "stability", "t_quantile"]
+__all__ = ["MIN_GROWTH", "MIN_JOBS", "T975", "Stability", "Verdict", "stability", "t_quantile"]
 
 #: Growth over the window, relative to the window's mean number in system, that counts as
 #: unstable (with a trend significantly above zero).
@@ -185,10 +185,16 @@ def _trend(x: NDArray[np.float64], y: NDArray[np.float64], level: float) -> tupl
     return slope, slope - half, slope + half
 
 
+#: Student's t 97.5% quantiles for 1-9 degrees of freedom (tables), where the expansion of
+#: :func:`t_quantile` is not accurate.
+T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
+
+
 def t_quantile(p: float, dof: int) -> float:
     """Quantile ``p`` of Student's t with ``dof`` degrees of freedom, by the Cornish-Fisher
     expansion (Abramowitz and Stegun 26.7.5): within 1e-4 of the exact value from 10
-    degrees of freedom on, for p up to 0.995 (a test checks it against scipy); avoids
+    degrees of freedom on, for p up to 0.995 (a test checks it against scipy); below 10
+    degrees of freedom the 97.5% quantile comes from the table (:data:`T975`). Avoids
     importing scipy.stats in every simulation.
 
     Parameters
@@ -196,7 +202,7 @@ def t_quantile(p: float, dof: int) -> float:
     p : float
         In (0, 1).
     dof : int
-        At least 10 for the stated accuracy.
+        At least 1 for ``p = 0.975``; at least 10 otherwise for the stated accuracy.
 
     Returns
     -------
@@ -206,6 +212,8 @@ def t_quantile(p: float, dof: int) -> float:
     ----------
     .. [1] M. Abramowitz, I. A. Stegun, *Handbook of Mathematical Functions*, 1964, 26.7.5.
     """
+    if p == 0.975 and 1 <= dof <= len(T975):
+        return T975[dof - 1]
     z = NormalDist().inv_cdf(p)
     z2 = z * z
     g1 = z * (z2 + 1) / 4

@@ -23,6 +23,11 @@ def test_t_quantile_matches_scipy(dof, p):
     assert t_quantile(p, dof) == pytest.approx(stats.t.ppf(p, dof), abs=1e-4)
 
 
+@pytest.mark.parametrize("dof", range(1, 10))
+def test_small_samples_use_the_t_table(dof):
+    assert t_quantile(0.975, dof) == pytest.approx(stats.t.ppf(0.975, dof), abs=1e-3)
+
+
 def test_a_queue_of_constant_length_is_stable_with_its_exact_mean():
     # Every job stays 2.5 s and one arrives every second: 3 jobs in the system for the first
     # half of each second, 2 for the second half. The window [1999.5, 3999] starts with
