@@ -21,10 +21,15 @@ from asrpt_opt.errors import (
 )
 
 if TYPE_CHECKING:
+    from asrpt_opt.analysis.replay import replay
+    from asrpt_opt.analysis.sweep import ratio_sweep
+    from asrpt_opt.datasets import list_examples, load_example
     from asrpt_opt.model import Cluster, Instance, Job, Parallelism, dump_instance, load_instance
+    from asrpt_opt.placement import place
     from asrpt_opt.policies import POLICIES, make_policy, simulate
     from asrpt_opt.relaxation import lower_bounds, srpt
     from asrpt_opt.sim import validate_schedule
+    from asrpt_opt.solvers import solve
 
 # The rest of the public names load on first use, so that ``import asrpt_opt`` (and the
 # command line, which imports the package first) stays cheap.
@@ -41,6 +46,12 @@ _LAZY = {
     "srpt": "asrpt_opt.relaxation",
     "simulate": "asrpt_opt.policies",
     "validate_schedule": "asrpt_opt.sim",
+    "solve": "asrpt_opt.solvers",
+    "place": "asrpt_opt.placement",
+    "replay": "asrpt_opt.analysis.replay",
+    "ratio_sweep": "asrpt_opt.analysis.sweep",
+    "list_examples": "asrpt_opt.datasets",
+    "load_example": "asrpt_opt.datasets",
 }
 
 
@@ -73,10 +84,16 @@ __all__ = [
     "SolverError",
     "__version__",
     "dump_instance",
+    "list_examples",
+    "load_example",
     "load_instance",
     "lower_bounds",
     "make_policy",
+    "place",
+    "ratio_sweep",
+    "replay",
     "simulate",
+    "solve",
     "srpt",
     "validate_schedule",
 ]

@@ -6,6 +6,7 @@ the CLI) can tell a user's mistake from a bug with one ``except`` clause.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
@@ -116,7 +117,9 @@ class UnknownNameError(AsrptError, ValueError):
         self.what = what
         self.name = name
         self.known = tuple(sorted(known))
-        super().__init__(f"unknown {what} {name!r} (known: {', '.join(self.known)})")
+        close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        super().__init__(f"unknown {what} {name!r} (known: {', '.join(self.known)}){hint}")
 
 
 def lookup(registry: Mapping[str, _V], name: str, *, what: str) -> _V:

@@ -16,13 +16,19 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from os import PathLike
 
 import numpy as np
 
 from asrpt_opt.analysis.executors import EXECUTORS, run_tasks
 from asrpt_opt.analysis.families import make_family_instance
-from asrpt_opt.analysis.ratio import InstanceOutcome, PolicyOutcome, instance_ratio
+from asrpt_opt.analysis.ratio import (
+    InstanceOutcome,
+    PolicyOutcome,
+    PolicySummary,
+    instance_ratio,
+    summarise,
+)
 from asrpt_opt.analysis.store import STORE_COLUMNS, STORE_SCHEMA, ResultStore
 from asrpt_opt.errors import lookup
 from asrpt_opt.policies.registry import simulate
@@ -30,16 +36,15 @@ from asrpt_opt.relaxation.bounds import lower_bounds, min_lengths, virtual_sizes
 from asrpt_opt.relaxation.srpt import srpt
 from asrpt_opt.speed.base import PooledSpeed
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
     "EXECUTORS",
     "STORE_COLUMNS",
     "STORE_SCHEMA",
     "RatioConfig",
+    "RatioSweep",
     "ResultStore",
     "evaluate_instance",
+    "ratio_sweep",
     "run_sweep",
 ]
 
@@ -192,3 +197,92 @@ def run_sweep(
         if progress:
             progress(done, len(seeds))
     return store.load(config, seeds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RatioSweep:
+    """What :func:`ratio_sweep` found.
+
+    Attributes
+    ----------
+    config : RatioConfig
+    outcomes : tuple of InstanceOutcome
+        One per seed, in seed order.
+    summary : dict of str -> PolicySummary
+        Per policy: the ratios over proven instances, the intervals of the others, (a, b).
+    """
+
+    config: RatioConfig
+    outcomes: tuple[InstanceOutcome, ...]
+    summary: dict[str, PolicySummary]
+
+
+def ratio_sweep(
+    family: str,
+    *,
+    n: int,
+    policies: Sequence[str],
+    seeds: int | Sequence[int] = 10,
+    store: str | PathLike[str] | ResultStore = ":memory:",
+    workers: int = 1,
+    executor: str = "loky",
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **config: object,
+) -> RatioSweep:
+    """Competitive ratios of online policies against offline optima, over seeded instances.
+
+    The front door of a sweep: it builds the :class:`RatioConfig`, runs :func:`run_sweep`
+    (resuming from ``store``) and summarises per policy.
+
+    Parameters
+    ----------
+    family : str
+        Instance family (``asrpt_opt.analysis.families.FAMILIES``).
+    n : int
+        Jobs per instance.
+    policies : sequence of str
+        Registered policy names.
+    seeds : int or sequence of int
+        The seeds (an int ``k`` means ``range(k)``).
+    store : path-like or ResultStore
+        Where finished instances are kept (a file resumes an interrupted sweep); in memory
+        by default.
+    workers, executor, scheduler
+        As :func:`run_sweep`.
+    progress : callable, optional
+        ``progress(done, total)`` after each instance.
+    **config
+        The other fields of :class:`RatioConfig` (``preemptive``, ``preemption``, ``solver``,
+        ``time_limit_s``).
+
+    Returns
+    -------
+    RatioSweep
+
+    Examples
+    --------
+    >>> sweep = ratio_sweep("poisson", n=4, policies=["a-srpt", "fifo"], seeds=2)
+    >>> sorted(sweep.summary)
+    ['a-srpt', 'fifo']
+    """
+    cfg = RatioConfig(family=family, n=n, policies=tuple(policies), **config)  # type: ignore[arg-type]
+    owned = not isinstance(store, ResultStore)
+    db = ResultStore(store) if not isinstance(store, ResultStore) else store
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    try:
+        outcomes = run_sweep(
+            cfg,
+            seed_list,
+            store=db,
+            workers=workers,
+            executor=executor,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    finally:
+        if owned:
+            db.close()
+    return RatioSweep(
+        config=cfg, outcomes=tuple(outcomes), summary=summarise(outcomes, cfg.policies)
+    )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -76,10 +78,38 @@ class Parser(argparse.ArgumentParser):
         )
 
     def error(self, message: str) -> NoReturn:
-        """Print ``message`` on one line and exit with status 2."""
+        """Print ``message`` on one line and exit with status 2.
+
+        A misspelt choice gets the closest valid ones ("did you mean"); a missing command
+        gets the list of commands after the line.
+        """
         # A command's errors name the command; the top level's need no second "asrpt-opt".
         where = f"{self.prog}: " if " " in str(self.prog) else ""
-        self.exit(2, f"asrpt-opt: error: {where}{message}\n")
+        if "required: COMMAND" in message:
+            self.exit(2, f"asrpt-opt: error: no command given\n\n{self._command_list()}")
+        self.exit(2, f"asrpt-opt: error: {where}{message}{_did_you_mean(message)}\n")
+
+    def _command_list(self) -> str:
+        """The commands with their one-line help, as ``--help`` lists them."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                helps = {a.dest: a.help for a in action._choices_actions}
+                width = max(map(len, helps))
+                lines = [f"  {name:<{width}}  {text}" for name, text in helps.items()]
+                return "commands:\n" + "\n".join(lines) + "\n\nasrpt-opt COMMAND --help for one\n"
+        return ""
+
+
+def _did_you_mean(message: str) -> str:
+    """``" (did you mean 'x'?)"`` for argparse's "invalid choice" message, else ``""``."""
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not found:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2)) or [
+        c.strip() for c in found.group(2).split(",")
+    ]
+    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _literal(text: str) -> Any:

@@ -179,8 +179,10 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=TABLE_STYLES,
-        default="table",
-        help="how tables print: aligned text, CSV, Markdown, LaTeX (booktabs) or JSON (= --json)",
+        default=None,
+        dest="table_format",
+        help="how tables print: aligned text (the default), CSV, Markdown, LaTeX (booktabs) "
+        "or JSON (= --json, which no other format may be combined with)",
     )
 
 

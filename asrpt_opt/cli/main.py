@@ -154,9 +154,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-    if getattr(args, "format", None) == "json":
-        args.json = True
-    set_table_style(getattr(args, "format", "table"))
+    style = getattr(args, "table_format", None)
+    if getattr(args, "json", False) and style not in (None, "json"):
+        print(
+            f"asrpt-opt: error: --json and --format {style} ask for two outputs: give one",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if hasattr(args, "table_format"):
+        args.json = args.json or style == "json"
+        args.table_format = "json" if args.json else (style or "table")
+    set_table_style(getattr(args, "table_format", "table"))
     set_quiet(args.quiet)
     level = logging.ERROR if args.quiet else NOTICE - 5 * min(args.verbose, 1)
     handler = logging.StreamHandler()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -117,8 +118,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def cmd_ratio(args: argparse.Namespace) -> int:
     """Empirical competitive ratios of online policies against offline optima."""
-    from asrpt_opt.analysis.ratio import summarise
-    from asrpt_opt.analysis.sweep import RatioConfig, ResultStore, run_sweep
+    from asrpt_opt.analysis.sweep import RatioConfig, ResultStore, ratio_sweep
 
     if args.n < 1 or args.seeds < 1 or args.workers < 1:
         raise UsageError("--n, --seeds and --workers must be >= 1")
@@ -135,9 +135,9 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     )
     store = ResultStore(args.store)
     try:
-        outcomes = run_sweep(
-            config,
-            range(args.seeds),
+        sweep = ratio_sweep(
+            **asdict(config),
+            seeds=args.seeds,
             store=store,
             workers=args.workers,
             executor=args.executor,
@@ -153,7 +153,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         )
         return 130
     store.close()
-    summary = summarise(outcomes, config.policies)
+    outcomes, summary = sweep.outcomes, sweep.summary
     files = []
     if args.out:
         from asrpt_opt.cli._common import use_agg
