@@ -16,6 +16,10 @@ DOCS = [
 TOP = ("asrpt_opt/", "instances/", "docs/", "solvers/", "notebooks/", "benchmarks/", "tests/")
 # Files the commands write, named as examples of output, not as repository files.
 OUTPUTS = ("asrpt-demo/", "asrpt-replay/")
+# Files the site build copies into the site (docs/_scripts/gen_files.py), and their sources.
+SITE_COPIES = {
+    "schema/asrpt-instance-1.schema.json": "asrpt_opt/data/schema/asrpt-instance-1.schema.json"
+}
 
 
 def _named_paths(text: str) -> set[str]:
@@ -33,7 +37,7 @@ def test_every_named_file_exists(doc):
         clean = name.rstrip(".,:;)").split("::")[0]
         if any(ch in clean for ch in "*<>{}|"):
             continue
-        candidates = [doc.parent / clean, ROOT / clean]
+        candidates = [doc.parent / clean, ROOT / clean, ROOT / SITE_COPIES.get(clean, clean)]
         if not any(p.exists() for p in candidates):
             missing.append(name)
     assert not missing, f"{doc.name} names files that do not exist: {sorted(missing)}"
