@@ -46,3 +46,13 @@ def test_every_named_file_exists(doc):
 def test_the_check_sees_paths_in_code_spans_and_links():
     text = "see `instances/nope.json`, [x](docs/missing.md) and `asrpt-demo/out.png`"
     assert _named_paths(text) == {"instances/nope.json", "docs/missing.md"}
+
+
+def test_citation_file_names_the_paper_and_the_package_version():
+    import asrpt_opt
+
+    text = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert "cff-version: 1.2.0" in text
+    assert f"version: {asrpt_opt.__version__}" in text
+    assert "arXiv:2501.05563" in text
+    assert "CITATION.cff" in (ROOT / "README.md").read_text(encoding="utf-8")
