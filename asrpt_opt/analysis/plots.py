@@ -104,7 +104,9 @@ HIGHLIGHT = "tab:red"
 
 
 def policy_colours(names: Sequence[str]) -> list[Any]:
-    """One colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from ``tab10``.
+    """One distinct colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from
+    ``tab20`` (its reds left out, they are A-SRPT's alone), so up to 17 baselines never share
+    a colour.
 
     Parameters
     ----------
@@ -115,11 +117,16 @@ def policy_colours(names: Sequence[str]) -> list[Any]:
     list
         A matplotlib colour per name.
     """
-    from matplotlib.colors import to_hex
+    from matplotlib.colors import to_rgb
 
-    # tab10 without its red, which is A-SRPT's alone.
-    tab10 = plt.get_cmap("tab10")
-    others = [tab10(i) for i in range(10) if to_hex(tab10(i)) != to_hex(HIGHLIGHT)]
+    def reddish(colour: Any) -> bool:
+        r, g, b = to_rgb(colour)
+        return r > 0.75 and g < 0.6 and b < 0.6
+
+    # Dark shades first (tab20 alternates dark and light), then the light ones.
+    tab20 = plt.get_cmap("tab20")
+    shades = [tab20(i) for i in range(0, 20, 2)] + [tab20(i) for i in range(1, 20, 2)]
+    others = [c for c in shades if not reddish(c)]
     out: list[Any] = []
     k = 0
     for name in names:
@@ -138,9 +145,13 @@ def plot_comparison(
     title: str = "",
     ax: Any = None,
 ) -> Figure:
-    """Bars of mean and p95 JCT and of sum w_j C_j over a lower bound, one colour per policy
-    (A-SRPT highlighted); with several seeds per policy, bars are means with min-max
-    error bars.
+    """Horizontal bars of mean and p95 JCT and of sum w_j C_j over a lower bound, one colour
+    per policy (A-SRPT highlighted); with several seeds per policy, bars are means with
+    min-max error bars.
+
+    Policy names label the rows once, so they never overlap however many policies there are.
+    The JCT axes start at zero; the ratio axis starts at 1, the least a ratio to a lower
+    bound can be, and says so.
 
     Parameters
     ----------
@@ -148,6 +159,7 @@ def plot_comparison(
     lower_bound_s : float or sequence of float, optional
         A lower bound on sum w_j C_j (one per seed); adds the ratio panel.
     title : str
+        Name the instance, its cluster and its job count here (the figure cannot know them).
     ax : sequence of matplotlib Axes, optional
         Two axes (three with ``lower_bound_s``) to draw into; a new figure when None.
 
@@ -158,28 +170,10 @@ def plot_comparison(
     names = list(metrics)
     runs = {n: [m] if isinstance(m, Metrics) else list(m) for n, m in metrics.items()}
     panels = 3 if lower_bound_s else 2
-    fig, axes = _figure_axes(ax, panels, (2.4 * panels, 2.9))
-    x = np.arange(len(names))
-    colours = policy_colours(names)
+    fig, axes = _figure_axes(ax, panels, (7.0, 0.9 + 0.24 * len(names)))
     hours = 3600.0
-
-    def bars(target: Any, values: list[list[float]], label: str) -> None:
-        mean = np.array([np.mean(v) for v in values])
-        err = None
-        if any(len(v) > 1 for v in values):
-            lo = mean - np.array([np.min(v) for v in values])
-            hi = np.array([np.max(v) for v in values]) - mean
-            err = np.vstack([lo, hi])
-        target.bar(x, mean, color=colours, yerr=err, capsize=3 if err is not None else 0)
-        target.set_ylabel(label, fontsize=8)
-        target.tick_params(axis="y", labelsize=7)
-        top = float(np.max(mean if err is None else mean + err[1]))
-        low = float(np.min(mean if err is None else mean - err[0]))
-        # Differences between policies are what matter: the axis starts near the smallest bar.
-        target.set_ylim(max(0.0, low - 0.15 * (top - low + 1e-12) - 0.05 * top), top * 1.04)
-
-    bars(axes[0], [[m.mean_jct_s / hours for m in runs[n]] for n in names], "mean JCT (h)")
-    bars(axes[1], [[m.p95_jct_s / hours for m in runs[n]] for n in names], "p95 JCT (h)")
+    _bars(axes[0], names, [[m.mean_jct_s / hours for m in runs[n]] for n in names], "mean JCT (h)")
+    _bars(axes[1], names, [[m.p95_jct_s / hours for m in runs[n]] for n in names], "p95 JCT (h)")
     if lower_bound_s:
         bounds = (
             [float(lower_bound_s)]
@@ -193,15 +187,40 @@ def plot_comparison(
             ]
             for n in names
         ]
-        bars(axes[2], ratios, "sum of weighted completion times\n/ lower bound")
-        axes[2].axhline(1.0, color="black", lw=0.8)
-    for a in axes:
-        a.set_xticks(x, names, rotation=50, ha="right", rotation_mode="anchor", fontsize=7)
-        a.grid(axis="y", alpha=0.3)
+        _bars(axes[2], names, ratios, "sum w_j C_j / lower bound\n(axis starts at 1)", start=1.0)
+    for a in axes[1:]:
+        a.tick_params(axis="y", labelleft=False)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _bars(
+    ax: Any, names: list[str], values: list[list[float]], label: str, *, start: float = 0.0
+) -> None:
+    """One horizontal bar per policy (mean over runs, min-max whiskers), first on top."""
+    y = np.arange(len(names))
+    mean = np.array([np.mean(v) for v in values])
+    err = None
+    if any(len(v) > 1 for v in values):
+        err = np.vstack(
+            [mean - [np.min(v) for v in values], np.array([np.max(v) for v in values]) - mean]
+        )
+    colours = policy_colours(names)
+    ax.barh(
+        y, mean - start, left=start, color=colours, xerr=err, capsize=2 if err is not None else 0
+    )
+    ax.set_yticks(y, names, fontsize=7)
+    for tick, name in zip(ax.get_yticklabels(), names, strict=True):
+        if name == "a-srpt":
+            tick.set_fontweight("bold")
+    ax.invert_yaxis()
+    top = float(np.max(mean if err is None else mean + err[1]))
+    ax.set_xlim(start, start + 1.08 * (top - start) if top > start else start + 1.0)
+    ax.set_xlabel(label, fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(axis="x", alpha=0.3)
 
 
 def plot_worker_graph(

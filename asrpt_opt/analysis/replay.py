@@ -258,7 +258,8 @@ def plot_jct_cdf(report: ReplayReport, *, ax: Any = None) -> Figure:
     ax.set_xscale("log")
     ax.set_xlabel("job completion time (h)")
     ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"{report.instance.name}: {report.instance.n_jobs} jobs", fontsize=9)
+    inst = report.instance
+    ax.set_title(f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.label}", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()

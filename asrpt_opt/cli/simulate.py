@@ -178,7 +178,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     lb = report.lower_bound_s
     write_figure(
-        plot_comparison(report.metrics, lower_bound_s=lb, title=inst.name), out / "comparison.png"
+        plot_comparison(
+            report.metrics,
+            lower_bound_s=lb,
+            title=f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.label}",
+        ),
+        out / "comparison.png",
     )
     write_figure(
         plot_gantt(inst, report.schedules["a-srpt"], title=f"{inst.name}: A-SRPT"),

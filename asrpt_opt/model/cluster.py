@@ -79,6 +79,22 @@ class Cluster:
         return self._max
 
     @property
+    def label(self) -> str:
+        """A short description for titles: ``"8 x 8 GPUs"``, or ``"7 servers, 21 GPUs"``
+        when servers differ.
+
+        Examples
+        --------
+        >>> Cluster(servers=(8, 8)).label
+        '2 x 8 GPUs'
+        >>> Cluster(servers=(4, 2)).label
+        '2 servers, 6 GPUs'
+        """
+        if len(set(self.servers)) == 1:
+            return f"{self.n_servers} x {self.servers[0]} GPUs"
+        return f"{self.n_servers} servers, {self.total_gpus} GPUs"
+
+    @property
     def servers_desc(self) -> tuple[int, ...]:
         """Server sizes, largest first: the cluster's shape, which is all a speed model's
         best allocation depends on (computed once; asked for per job)."""

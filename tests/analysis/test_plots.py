@@ -149,3 +149,65 @@ def test_sensitivity_with_seeds_averages_and_draws_confidence_bands(tiny):
     assert any(isinstance(c, PolyCollection) for c in fig.axes[0].collections)
     assert "95% CI over 3 seeds" in fig.axes[0].get_title()
     plt.close(fig)
+
+
+def _fake_metrics(tiny, names):
+    base = simulate(tiny, "fifo").metrics
+    return {n: base for n in names}
+
+
+def _overlap(boxes) -> bool:
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_comparison_labels_never_overlap_and_every_policy_has_its_own_colour(tiny):
+    from asrpt_opt.policies import POLICIES
+
+    names = ["a-srpt", *sorted(n for n in POLICIES if n != "a-srpt")]
+    fig = plot_comparison(
+        _fake_metrics(tiny, names), lower_bound_s=30.0, title="tiny: 5 jobs on 2 x 4 GPUs"
+    )
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        labels = [t for t in ax.get_yticklabels() + ax.get_xticklabels() if t.get_visible()]
+        boxes = [t.get_window_extent(renderer) for t in labels if t.get_text()]
+        assert not _overlap(boxes)
+    bars = fig.axes[0].patches
+    colours = [matplotlib.colors.to_hex(b.get_facecolor()) for b in bars]
+    assert len(set(colours)) == len(names)
+    assert colours[0] == matplotlib.colors.to_hex("tab:red")
+    assert "tab:red" not in policy_colours(names)[1:]
+    bold = [t.get_text() for t in fig.axes[0].get_yticklabels() if t.get_fontweight() == "bold"]
+    assert bold == ["a-srpt"]
+    assert fig.axes[0].get_xlim()[0] == 0.0  # JCT axes start at zero
+    assert fig.axes[2].get_xlim()[0] == 1.0  # ratio axis at 1, and says so
+    assert "starts at 1" in fig.axes[2].get_xlabel()
+    plt.close(fig)
+
+
+def test_demo_titles_name_the_instance_cluster_and_job_count(tmp_path, monkeypatch):
+    from asrpt_opt.cli import main
+
+    titles = []
+    original = plt.Figure.suptitle
+
+    def spy(self, text, **kwargs):
+        titles.append(text)
+        return original(self, text, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "suptitle", spy)
+    argv = ["demo", "--n-jobs", "30", "--cluster", "2x16", "--out", str(tmp_path), "-q"]
+    assert main(argv) == 0
+    assert any("30 jobs on 2 x 16 GPUs" in t for t in titles), titles
+
+
+def test_robustness_band_never_goes_below_one():
+    from asrpt_opt.analysis.robustness import plot_robustness, robustness
+
+    report = robustness("single", 4, ["a-srpt", "fifo"], ["1", "adversarial"], seeds=3)
+    fig = plot_robustness(report)
+    for collection in fig.axes[0].collections:
+        for path in collection.get_paths():
+            assert path.vertices[:, 1].min() >= 1.0 - 1e-12
+    plt.close(fig)
