@@ -230,13 +230,16 @@ def timeline(
 
 
 def plot_jct_cdf(report: ReplayReport, *, ax: Any = None) -> Figure:
-    """The CDF of job completion times, one line per policy (A-SRPT highlighted).
+    """The CDF of job completion times, one line per policy (A-SRPT highlighted), and beside
+    it each policy's JCT at every quantile over the best policy's at that quantile, which
+    separates curves the CDF draws on top of each other.
 
     Parameters
     ----------
     report : ReplayReport
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure when None.
+    ax : matplotlib Axes or a pair of them, optional
+        One Axes: the CDF alone. Two: the CDF and the ratio panel. None: a new figure with
+        both.
 
     Returns
     -------
@@ -247,21 +250,40 @@ def plot_jct_cdf(report: ReplayReport, *, ax: Any = None) -> Figure:
     from asrpt_opt.analysis.plots import policy_colours
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(4.5, 3.2))
-    fig = ax.get_figure(root=True)
+        _, pair = plt.subplots(1, 2, figsize=(8.0, 3.2))
+        axes = list(pair)
+    else:
+        axes = list(np.ravel(ax)) if isinstance(ax, list | tuple | np.ndarray) else [ax]
+    fig = axes[0].get_figure(root=True)
     release = np.array([j.release_s for j in report.instance.jobs])
     names = list(report.schedules)
+    jcts = {
+        name: np.sort(np.array([r.completion_s for r in report.schedules[name].runs]) - release)
+        / 3600.0
+        for name in names
+    }
+    fraction = np.arange(1, release.size + 1) / release.size
+    best = np.min(np.vstack(list(jcts.values())), axis=0)
+    cdf = axes[0]
     for name, colour in zip(names, policy_colours(names), strict=True):
-        sched = report.schedules[name]
-        jct = np.sort(np.array([r.completion_s for r in sched.runs]) - release) / 3600.0
-        ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post", label=name, color=colour)
-    ax.set_xscale("log")
-    ax.set_xlabel("job completion time (h)")
-    ax.set_ylabel("fraction of jobs")
+        width = 2.0 if name == "a-srpt" else 1.2
+        cdf.step(jcts[name], fraction, where="post", label=name, color=colour, lw=width)
+        if len(axes) > 1:
+            ratio = jcts[name] / np.maximum(best, 1e-12)
+            axes[1].plot(fraction, ratio, color=colour, lw=width, label=name)
+    cdf.set_xscale("log")
+    cdf.set_xlabel("job completion time (h)")
+    cdf.set_ylabel("fraction of jobs")
     inst = report.instance
-    ax.set_title(f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.label}", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    cdf.set_title(f"{inst.name}: {inst.n_jobs} jobs on {inst.cluster.label}", fontsize=9)
+    cdf.grid(alpha=0.3)
+    cdf.legend(fontsize=7)
+    if len(axes) > 1:
+        axes[1].set_yscale("log")
+        axes[1].set_xlabel("fraction of jobs (quantile)")
+        axes[1].set_ylabel("JCT / best policy's JCT\nat that quantile")
+        axes[1].axhline(1.0, color="grey", lw=0.6, zorder=0)
+        axes[1].grid(alpha=0.3)
     fig.tight_layout()
     return fig
 

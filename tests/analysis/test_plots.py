@@ -211,3 +211,17 @@ def test_robustness_band_never_goes_below_one():
         for path in collection.get_paths():
             assert path.vertices[:, 1].min() >= 1.0 - 1e-12
     plt.close(fig)
+
+
+def test_jct_cdf_has_a_ratio_to_best_panel_that_is_at_least_one(tiny):
+    report = replay(tiny, ["a-srpt", "fifo", "srtf"])
+    fig = plot_jct_cdf(report)
+    assert len(fig.axes) == 2
+    lines = fig.axes[1].get_lines()
+    ratios = [line.get_ydata() for line in lines if line.get_label() in report.schedules]
+    assert len(ratios) == 3
+    assert min(float(np.min(r)) for r in ratios) >= 1.0 - 1e-12
+    # At every quantile some policy is the best one.
+    assert np.allclose(np.min(np.vstack(ratios), axis=0), 1.0)
+    assert fig.axes[0].get_title().endswith(f"jobs on {tiny.cluster.label}")
+    plt.close(fig)
