@@ -170,7 +170,7 @@ def plot_comparison(
     names = list(metrics)
     runs = {n: [m] if isinstance(m, Metrics) else list(m) for n, m in metrics.items()}
     panels = 3 if lower_bound_s else 2
-    fig, axes = _figure_axes(ax, panels, (7.0, 0.9 + 0.24 * len(names)))
+    fig, axes = _figure_axes(ax, panels, (7.0, max(2.2, 0.9 + 0.24 * len(names))))
     hours = 3600.0
     _bars(axes[0], names, [[m.mean_jct_s / hours for m in runs[n]] for n in names], "mean JCT (h)")
     _bars(axes[1], names, [[m.p95_jct_s / hours for m in runs[n]] for n in names], "p95 JCT (h)")

@@ -228,13 +228,16 @@ def quiet_stdout() -> Iterator[None]:
     -------
     context manager
     """
+    # The C library writes to file descriptor 1 whatever ``sys.stdout`` is: in Jupyter,
+    # ``sys.stdout`` is a Python stream without a file descriptor of its own, and the kernel
+    # forwards descriptor 1 into the cell's output.
+    fd = 1
     try:
-        fd = sys.stdout.fileno()
+        sys.stdout.flush()
+        saved = os.dup(fd)
     except (AttributeError, OSError, ValueError):
         yield
         return
-    sys.stdout.flush()
-    saved = os.dup(fd)
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), fd)
