@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asrpt_opt.cli._common import (
     finite,
@@ -18,55 +18,85 @@ from asrpt_opt.cli._output import (
     add_format_option,
     emit_json,
     emit_table,
+    say,
 )
 from asrpt_opt.datasets import resolve_instance
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import load_instance
 from asrpt_opt.placement.methods import METHODS
 
+if TYPE_CHECKING:
+    from asrpt_opt.placement.compare import JobComparison
+
 __all__ = ["add_parsers"]
 
 
 def cmd_place(args: argparse.Namespace) -> int:
     """Compare placement methods on every DNN job of an instance."""
-    from asrpt_opt.placement.compare import compare_methods
+    from asrpt_opt.placement.compare import compare_methods, instance_free_gpus
 
     inst = load_instance(resolve_instance(args.instance))
-    free = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
+    given = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
     jobs = compare_methods(
         inst,
         name_list(args.methods, METHODS, "placement method"),
-        free=free,
+        free=given,
         seed=args.seed,
         time_limit_s=args.time_limit,
     )
-    free = list(inst.cluster.servers) if free is None else free
+    own = instance_free_gpus(inst)
+    free = given or (list(own) if own is not None else list(inst.cluster.servers))
     if args.json:
         emit_json({"free_gpus": free, "jobs": [j.to_json() for j in jobs]})
         return 0
     if not jobs:
         print(f"{args.instance}: no DNN jobs")
         return 0
-    header = ("method", "cross MB/iter", "iter s", "gap to opt", "optimal", "wall s", "servers")
+    source = "--free-gpus" if given else "provenance.free_gpus" if own is not None else "all free"
+    say(f"free GPUs per server {free} ({source})")
     for job in jobs:
         if job.error is not None:
-            print(f"job {job.id} ({job.gpus} GPUs): {job.error}")
-            continue
-        rows = [
+            say(f"job {job.id} ({job.gpus} GPUs): {job.error}")
+    emit_table(_PLACE_HEADER, [row for job in jobs for row in _place_rows(job)])
+    return 0
+
+
+_PLACE_HEADER = (
+    "job",
+    "GPUs",
+    "method",
+    "cross MB/iter",
+    "iter s",
+    "gap min %",
+    "gap max %",
+    "proven optimal",
+    "wall s",
+    "servers",
+)
+
+
+def _place_rows(job: JobComparison) -> list[tuple[object, ...]]:
+    """One table row per method on ``job``: the gap to the optimum as a percentage interval
+    (equal ends when the optimum is proven, ``-`` when nothing is known)."""
+    rows: list[tuple[object, ...]] = []
+    for r in job.results:
+        gap = job.gap(r)
+        low, high = ("-", "-") if gap is None else (100 * gap[0], 100 * gap[1])
+        rows.append(
             (
+                job.id,
+                job.gpus,
                 r.method,
                 r.cross_server_bytes / 1e6,
                 r.iteration_time_s,
-                job.gap(r),
+                low,
+                high,
                 "yes" if r.optimal else "no",
                 r.wall_s,
                 " ".join(f"{s}:{c}" for s, c in r.allocation),
             )
-            for r in job.results
-        ]
-        print(f"job {job.id} ({job.gpus} GPUs), free GPUs {free}")
-        emit_table(header, rows)
-    return 0
+        )
+    return rows
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

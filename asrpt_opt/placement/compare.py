@@ -10,7 +10,11 @@ from asrpt_opt.errors import UsageError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.placement.methods import PlacementResult, make_method, place
 
-__all__ = ["JobComparison", "compare_methods"]
+__all__ = ["FREE_GPUS_FIELD", "JobComparison", "compare_methods", "instance_free_gpus"]
+
+#: The provenance field of a placement instance that holds its free-GPU pattern
+#: (comma-separated free GPUs per server, for example ``"1,2,3,2,1,3"``).
+FREE_GPUS_FIELD = "free_gpus"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,9 +36,10 @@ class JobComparison:
     results: tuple[PlacementResult, ...] = ()
     error: str | None = None
 
-    def gap(self, result: PlacementResult) -> str:
-        """``result``'s gap to the optimum: exact when a method proved it, else an interval
-        between the best cut found and the best proven bound, or ``-`` when nothing is known.
+    def gap(self, result: PlacementResult) -> tuple[float, float] | None:
+        """``result``'s relative gap to the optimum (cut / optimum - 1) as an interval
+        ``(low, high)``: one point when a method proved the optimum, else the interval between
+        the best cut found and the best proven bound; None when nothing is known.
 
         Parameters
         ----------
@@ -42,21 +47,21 @@ class JobComparison:
 
         Returns
         -------
-        str
+        (float, float) or None
+            ``inf`` when the optimum is 0 and ``result`` cuts something.
         """
         exact = [r for r in self.results if r.optimal]
         cut = result.cross_server_bytes
         if exact:
             best = exact[0].cross_server_bytes
-            if best:
-                return f"{(cut - best) / best:.1%}"
-            return "0.0%" if cut == 0 else "inf"
+            gap = (cut - best) / best if best else (0.0 if cut == 0 else float("inf"))
+            return gap, gap
         lower = max((r.lower_bound_bytes or 0.0 for r in self.results), default=0.0)
         if lower <= 0:
-            return "-"
+            return None
         # Unproven: the optimum lies between the best bound and the best cut found.
         known = min(r.cross_server_bytes for r in self.results)
-        return f"{cut / known - 1:.1%}..{cut / lower - 1:.1%}"
+        return cut / known - 1, cut / lower - 1
 
     def to_json(self) -> dict[str, Any]:
         """The ``place --json`` job object."""
@@ -66,6 +71,45 @@ class JobComparison:
         else:
             out["results"] = [r.to_json() for r in self.results]
         return out
+
+
+def _checked_free(free: list[int], instance: Instance, where: str) -> list[int]:
+    cluster = instance.cluster
+    if len(free) != cluster.n_servers:
+        raise UsageError(f"{where} lists {len(free)} servers; the cluster has {cluster.n_servers}")
+    for s, (f, cap) in enumerate(zip(free, cluster.servers, strict=True)):
+        if not 0 <= f <= cap:
+            raise UsageError(f"{where}: server {s} has {cap} GPUs, not {f} free")
+    return free
+
+
+def instance_free_gpus(instance: Instance) -> tuple[int, ...] | None:
+    """The free-GPU pattern a placement instance states in ``provenance.free_gpus``.
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    tuple of int or None
+        Free GPUs per server; None when the instance states no pattern (every GPU is free).
+
+    Raises
+    ------
+    UsageError
+        When the field is not a comma-separated list of one count per server, each between
+        0 and the server's GPUs.
+    """
+    raw = instance.provenance.get(FREE_GPUS_FIELD)
+    if raw is None:
+        return None
+    where = f"{instance.name}: provenance.{FREE_GPUS_FIELD}"
+    try:
+        counts = [int(part) for part in str(raw).split(",")]
+    except ValueError:
+        raise UsageError(f"{where}: {raw!r} is not a comma-separated list of integers") from None
+    return tuple(_checked_free(counts, instance, where))
 
 
 def compare_methods(
@@ -85,7 +129,8 @@ def compare_methods(
     methods : sequence of str
         Registered placement methods.
     free : sequence of int, optional
-        Free GPUs per server (default: every GPU).
+        Free GPUs per server (default: the instance's ``provenance.free_gpus`` when it states
+        one, see :func:`instance_free_gpus`, else every GPU).
     seed : int
     time_limit_s : float
         For ``ilp``.
@@ -101,14 +146,11 @@ def compare_methods(
     for m in methods:
         make_method(m)
     cluster = instance.cluster
-    free = list(cluster.servers) if free is None else list(free)
-    if len(free) != cluster.n_servers:
-        raise UsageError(
-            f"--free-gpus lists {len(free)} servers; the cluster has {cluster.n_servers}"
-        )
-    for s, (f, cap) in enumerate(zip(free, cluster.servers, strict=True)):
-        if not 0 <= f <= cap:
-            raise UsageError(f"--free-gpus: server {s} has {cap} GPUs, not {f} free")
+    if free is None:
+        own = instance_free_gpus(instance)
+        free = list(cluster.servers) if own is None else list(own)
+    else:
+        free = _checked_free(list(free), instance, "--free-gpus")
     intra, inter = cluster.intra_server_gbps, cluster.inter_server_gbps
     if intra is None or inter is None:
         raise UsageError(f"{instance.name}: cluster needs intra_server_gbps and inter_server_gbps")

@@ -281,3 +281,58 @@ def test_consolidate_numpy_path_equals_the_loop(free, gpus):
     finally:
         module.VECTOR_FROM = old
     assert loop == vector
+
+
+def test_place_uses_the_instance_free_gpu_pattern_and_prints_one_table(capsys):
+    import csv
+    import io
+
+    from asrpt_opt.cli import main
+    from asrpt_opt.datasets import load_example
+    from asrpt_opt.placement.compare import instance_free_gpus
+
+    assert instance_free_gpus(load_example("p04-gnmt-fragmented")) == (1, 2, 3, 2, 1, 3)
+    assert instance_free_gpus(load_example("tiny-example")) is None
+    assert main(["place", "p04-gnmt-fragmented", "--methods", "ilp,greedy", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["free_gpus"] == [1, 2, 3, 2, 1, 3]
+    for job in data["jobs"]:
+        for result in job["results"]:
+            for server, count in result["servers"].items():
+                assert count <= data["free_gpus"][int(server)]
+    assert (
+        main(["place", "p04-gnmt-fragmented", "--methods", "ilp,greedy", "--format", "csv"]) == 0
+    )
+    out, err = capsys.readouterr()
+    assert "provenance.free_gpus" in err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert out.count("method") == 1  # one header for every job
+    assert {r["job"] for r in rows} == {j["id"] for j in data["jobs"]}
+    for row in rows:
+        low, high = float(row["gap min %"]), float(row["gap max %"])  # numbers, not "1.1%"
+        assert 0.0 <= low <= high
+        assert row["proven optimal"] in {"yes", "no"}
+    assert {r["proven optimal"] for r in rows if r["method"] == "ilp"} == {"yes"}
+
+
+def test_a_bad_free_gpu_pattern_names_the_field(tmp_path, capsys):
+    from asrpt_opt.cli import main
+    from asrpt_opt.datasets import load_example
+    from asrpt_opt.model import dump_instance
+    from asrpt_opt.model.instance import Instance
+
+    inst = load_example("p04-gnmt-fragmented")
+    for bad, words in (
+        ("1,2", "lists 2 servers"),
+        ("a,b", "not a comma-separated"),
+        ("9,0,0,0,0,0", "server 0 has 4"),
+    ):
+        broken = Instance(
+            name="bad", cluster=inst.cluster, jobs=inst.jobs, provenance={"free_gpus": bad}
+        )
+        path = tmp_path / "bad.json"
+        dump_instance(broken, path)
+        assert main(["place", str(path), "--methods", "greedy"]) == 2
+        err = capsys.readouterr().err
+        assert "provenance.free_gpus" in err
+        assert words in err
