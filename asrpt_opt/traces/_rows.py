@@ -18,10 +18,37 @@ T = TypeVar("T")
 FIELD_LIMIT = 1 << 20
 
 
+#: How trace files are decoded, in one place: UTF-8, a leading byte-order mark dropped (some
+#: tools write one; kept, it would glue itself to the first field), undecodable bytes kept as
+#: lone surrogates so that only their rows fail (:func:`csv_rows` reports them).
+ENCODING = "utf-8-sig"
+ERRORS = "surrogateescape"
+
+#: How many bad rows a "nothing left to import" error quotes.
+QUOTED_BAD_ROWS = 3
+
+
 def decode(data: bytes) -> str:
-    """Bytes as text, undecodable bytes kept as lone surrogates so that only their rows fail
-    (:func:`csv_rows` reports them), not the whole file."""
-    return data.decode("utf-8", errors="surrogateescape")
+    """Bytes as text, as :data:`ENCODING` and :data:`ERRORS` say."""
+    return data.decode(ENCODING, errors=ERRORS)
+
+
+def nothing_left(
+    source: str, errors: list[str] | None, skipped: dict[str, int] | None = None
+) -> InstanceError:
+    """The one-line error of an import that kept no job: how many rows were bad, the first
+    :data:`QUOTED_BAD_ROWS` of them with their reasons, and the rows skipped by reason."""
+    parts = []
+    if errors:
+        quoted = "; ".join(errors[:QUOTED_BAD_ROWS])
+        more = (
+            f" (and {len(errors) - QUOTED_BAD_ROWS} more)" if len(errors) > QUOTED_BAD_ROWS else ""
+        )
+        parts.append(f"{len(errors)} bad rows, the first: {quoted}{more}")
+    if skipped:
+        parts.append("skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())))
+    detail = f" ({'; '.join(parts)})" if parts else " (the trace holds no job)"
+    return InstanceError(f"no GPU job left to import{detail}", source=source)
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
@@ -129,7 +156,7 @@ def csv_file(
     """
     source = str(path)
     try:
-        handle = open(path, encoding="utf-8", errors="surrogateescape", newline="")  # noqa: SIM115
+        handle = open(path, encoding=ENCODING, errors=ERRORS, newline="")  # noqa: SIM115
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=source) from None
     with handle:

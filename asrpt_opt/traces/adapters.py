@@ -40,7 +40,7 @@ from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.io import parse_json
 from asrpt_opt.model.job import Job, shared_features
-from asrpt_opt.traces._rows import csv_file, read_rows
+from asrpt_opt.traces._rows import csv_file, nothing_left, read_rows
 from asrpt_opt.traces._rows import read_text as _read_text
 
 __all__ = [
@@ -258,6 +258,12 @@ _HELIOS = (
 )
 
 
+def _never_started(start_time: str, duration: str) -> bool:
+    """A Helios row of a job that never ran (cancelled while queued): no start time, or a
+    run time of exactly 0 s."""
+    return start_time.strip() in ("", "nan", "NaN") or duration.strip() in ("0", "0.0")
+
+
 def read_helios(
     path: str | PathLike[str],
     *,
@@ -285,6 +291,9 @@ def read_helios(
         gpus = _gpu_count(r[3], "gpu_num")
         if gpus == 0:
             skipped["CPU-only"] += 1
+            return None
+        if _never_started(r[8], r[10]):
+            skipped["never started"] += 1
             return None
         return TraceJob(
             line=n,
@@ -437,7 +446,7 @@ def trace_instance(
         kept.append(job)
     kept = kept[:n_jobs] if n_jobs is not None else kept
     if not kept:
-        raise InstanceError("no GPU job left to import", source=str(source))
+        raise nothing_left(str(source), errors, skipped)
     t0 = kept[0].submit_s
     seen: Counter[str] = Counter()
     out = []

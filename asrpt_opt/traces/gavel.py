@@ -28,7 +28,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import bad_text, read_rows
+from asrpt_opt.traces._rows import ENCODING, ERRORS, bad_text, nothing_left, read_rows
 
 __all__ = [
     "GavelJob",
@@ -84,7 +84,7 @@ def _tsv_rows(file: Path) -> Iterator[tuple[int, list[str] | InstanceError]]:
     # Streamed line by line; lines end at "\n" only (a form feed or Unicode separator is
     # data, not a new row), and undecodable bytes spoil only their own line.
     try:
-        handle = open(file, encoding="utf-8", errors="surrogateescape", newline="\n")  # noqa: SIM115
+        handle = open(file, encoding=ENCODING, errors=ERRORS, newline="\n")  # noqa: SIM115
     except OSError as exc:
         raise InstanceError(f"cannot read file: {exc.strerror or exc}", source=str(file)) from None
     with handle:
@@ -217,7 +217,7 @@ def gavel_instance(
             )
         )
     if not jobs:
-        raise InstanceError("no job left to import", source=source)
+        raise nothing_left(source, errors)
     return Instance(
         name=name or f"gavel-philly-{len(jobs)}",
         cluster=cluster,

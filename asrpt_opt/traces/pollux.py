@@ -26,7 +26,7 @@ from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
-from asrpt_opt.traces._rows import csv_file, read_rows
+from asrpt_opt.traces._rows import csv_file, nothing_left, read_rows
 
 __all__ = [
     "GPU_HOUR_BUCKETS",
@@ -177,7 +177,7 @@ def pollux_instance(
             )
         )
     if not jobs:
-        raise InstanceError("no job left to import", source=_source_of(workload))
+        raise nothing_left(_source_of(workload), errors)
     label = workload if isinstance(workload, int) else Path(workload).stem
     return Instance(
         name=f"pollux-workload-{label}",
