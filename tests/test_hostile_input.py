@@ -492,8 +492,8 @@ TRACE_FILES = [
         "1,0,0,100,resnet,3600,0\n",
         "no GPU job left",
     ),
-    ("gavel", "\n\n", "no job left"),
-    ("pollux", "name,time,application,num_replicas,batch_size\n", "no job left"),
+    ("gavel", "\n\n", "job left to import"),
+    ("pollux", "name,time,application,num_replicas,batch_size\n", "job left to import"),
     ("pai", "", "no GPU job left"),
 ]
 
