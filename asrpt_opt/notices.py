@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["NOTICE", "compile_once"]
 
@@ -26,8 +27,9 @@ def compile_once(
     """Run ``work`` (which compiles numba kernels, or loads them from numba's cache) once per
     process; later calls return at once.
 
-    When it takes longer than a second (a cold cache: the first run after installing), a
-    NOTICE says so while it works, and another how long it took.
+    When numba really compiles (a cold cache: the first run after installing) and it takes
+    longer than a second, a NOTICE says so while it works, and another how long it took.
+    Loading a warm cache says nothing, however long it takes on a busy machine.
 
     Parameters
     ----------
@@ -48,23 +50,47 @@ def compile_once(
     if what in _DONE:
         return 0.0
     _DONE.add(what)  # also while it runs: a call from inside ``work`` does not recurse
+    compiling = _compile_listener()
     t0 = time.perf_counter()
-    notice = threading.Timer(
-        1.0,
-        lambda: logger.log(
-            NOTICE,
-            "compiling %s with numba: once after installing, usually %s (cached afterwards)",
-            what,
-            usually,
-        ),
-    )
+
+    def say_compiling() -> None:
+        if compiling.seen:
+            logger.log(
+                NOTICE,
+                "compiling %s with numba: once after installing, usually %s (cached afterwards)",
+                what,
+                usually,
+            )
+
+    notice = threading.Timer(1.0, say_compiling)
     notice.daemon = True
     notice.start()
     try:
-        work()
+        from numba.core import event
+
+        with event.install_listener("numba:compile", compiling):
+            work()
     finally:
         notice.cancel()
     seconds = time.perf_counter() - t0
-    if seconds > 1.0:
+    if seconds > 1.0 and compiling.seen:
         logger.log(NOTICE, "%s compiled in %.0f s", what, seconds)
     return seconds
+
+
+def _compile_listener() -> Any:
+    """A numba event listener whose ``seen`` says whether anything was compiled: loading a
+    function from numba's cache fires no ``numba:compile`` event."""
+    # numba loads here, not when the command line imports this module.
+    from numba.core import event
+
+    class CompileSeen(event.Listener):
+        seen = False
+
+        def on_start(self, ev: object) -> None:
+            self.seen = True
+
+        def on_end(self, ev: object) -> None:
+            pass
+
+    return CompileSeen()

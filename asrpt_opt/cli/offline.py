@@ -124,6 +124,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         raise UsageError("--n, --seeds and --workers must be >= 1")
     output_dir(args.out, option="--out")
     output_file(args.store, option="--store", notice=False)
+    say(
+        f"asrpt-opt: results are kept in {args.store} "
+        f"({'resuming: ' if Path(args.store).exists() else ''}a rerun skips finished "
+        "instances; --store PATH to choose another file)"
+    )
     config = RatioConfig(
         family=args.family,
         n=args.n,

@@ -67,3 +67,14 @@ def test_format_csv_prints_the_table_alone(capsys):
     status, out, _ = run(capsys, "simulate", "tiny-abstract", "--format", "csv")
     assert status == 0
     assert out.splitlines()[0] == "metric,value"
+
+
+def test_ratio_says_where_it_keeps_its_results(capsys, tmp_path):
+    store = tmp_path / "r.sqlite"
+    argv = ["ratio", "--family", "poisson", "--n", "3", "--seeds", "1", "--policies", "fifo"]
+    assert main([*argv, "--store", str(store)]) == 0
+    err = capsys.readouterr().err
+    assert f"results are kept in {store}" in err
+    assert "resuming" not in err
+    assert main([*argv, "--store", str(store)]) == 0
+    assert "resuming" in capsys.readouterr().err
