@@ -124,11 +124,6 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         raise UsageError("--n, --seeds and --workers must be >= 1")
     output_dir(args.out, option="--out")
     output_file(args.store, option="--store", notice=False)
-    say(
-        f"asrpt-opt: results are kept in {args.store} "
-        f"({'resuming: ' if Path(args.store).exists() else ''}a rerun skips finished "
-        "instances; --store PATH to choose another file)"
-    )
     config = RatioConfig(
         family=args.family,
         n=args.n,
@@ -139,6 +134,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
     )
     store = ResultStore(args.store)
+    say(
+        f"asrpt-opt: results are kept in {args.store} "
+        f"({'resuming: ' if store.done(config) else ''}a rerun skips finished "
+        "instances; --store PATH to choose another file)"
+    )
     try:
         sweep = ratio_sweep(
             **asdict(config),

@@ -63,4 +63,4 @@ def test_plot_comparison_draws_three_panels():
     m = compute_metrics(INST, SCHED)
     fig = plot_comparison({"x": m, "y": m}, lower_bound_s=10.0, title="t")
     assert len(fig.axes) == 3
-    assert fig.axes[2].get_ylabel().startswith("sum of weighted completion times")
+    assert fig.axes[2].get_xlabel().startswith("sum w_j C_j / lower bound")
