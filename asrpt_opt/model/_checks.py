@@ -83,6 +83,23 @@ def plain_value(value: Any, field: str) -> Any:
         raise InstanceError("must be a string, number or boolean", path=field)
     if isinstance(value, float) and not math.isfinite(value):
         raise InstanceError(f"must be finite, got {value!r}", path=field)
+    if isinstance(value, str):
+        unicode_text(value, field)
+    return value
+
+
+def unicode_text(value: str, field: str) -> str:
+    """Return ``value`` if it can be written as UTF-8: no lone surrogate (``"\\ud800"`` in
+    JSON), which every writer of the instance (JSON, CSV, Parquet) would fail on later."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = value[exc.start]
+            raise InstanceError(
+                f"holds a lone surrogate {bad!r} at character {exc.start}: not Unicode text",
+                path=field,
+            ) from None
     return value
 
 
@@ -92,7 +109,7 @@ def string(value: Any, field: str) -> str:
         raise InstanceError(f"must be a string, got {_kind(value)}", path=field)
     if not value:
         raise InstanceError("must be a non-empty string", path=field)
-    return value
+    return unicode_text(value, field)
 
 
 def mapping(value: Any, field: str) -> dict[str, Any]:

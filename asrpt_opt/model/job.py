@@ -227,6 +227,7 @@ class Job:
         return (
             type(self.id) is str
             and self.id != ""
+            and self.id.isascii()
             and type(self.gpus) is int
             and self.gpus >= 1
             and type(r) in plain

@@ -263,3 +263,26 @@ def test_plain_jobs_are_normalised_like_any_other():
     assert dict(job.features) == {}
     with pytest.raises(TypeError):
         job.features["x"] = 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (_set(["jobs", 0, "id"], "a\ud800"), "jobs[0].id"),
+        (_set(["name"], "\udc80x"), "name"),
+        (_set(["jobs", 2, "features"], {"user": "u\ud83d"}), "jobs[2].features.user"),
+        (_set(["provenance"], {"note": "\udfff"}), "provenance.note"),
+    ],
+)
+def test_lone_surrogates_are_refused_where_text_is_checked(tmp_path: Path, mutate, path):
+    # A lone surrogate ("\ud800" in JSON) parses, but no writer can encode it later.
+    file = tmp_path / "bad.json"
+    file.write_text(json.dumps(_broken(mutate)))  # ensure_ascii: the escape survives
+    with pytest.raises(InstanceError, match="lone surrogate") as info:
+        load_instance(file)
+    assert info.value.path == path
+
+
+def test_non_ascii_text_is_fine():
+    doc = _broken(_set(["jobs", 0, "id"], "jöb-é-模型"))
+    assert instance_from_dict(doc).jobs[0].id == "jöb-é-模型"
