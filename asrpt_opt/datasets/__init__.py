@@ -13,6 +13,7 @@ that takes an instance file also takes a bundled name: ``asrpt-opt simulate tiny
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from importlib import resources
 from os import PathLike
@@ -145,6 +146,10 @@ def resolve_instance(spec: str | PathLike[str]) -> Path:
     -------
     pathlib.Path
     """
+    text = os.fspath(spec)
+    if text.endswith(("/", os.sep)) and Path(text).is_file():
+        # pathlib drops a trailing "/": "x.json/" must not quietly read x.json.
+        raise InstanceError("names a folder (trailing /), but is a file", source=text)
     path = Path(spec)
     if path.exists():
         return path

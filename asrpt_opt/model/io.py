@@ -12,6 +12,7 @@ import json
 import logging
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from os import PathLike
@@ -29,6 +30,7 @@ __all__ = [
     "atomic_write_text",
     "dump_instance",
     "dumps_instance",
+    "input_problem",
     "instance_from_dict",
     "instance_to_dict",
     "load_instance",
@@ -83,6 +85,9 @@ def load_instance(path: str | PathLike[str]) -> Instance:
         file, the JSON path and the reason.
     """
     source = str(path)
+    problem = input_problem(path)
+    if problem is not None:
+        raise InstanceError(problem, source=source)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -90,6 +95,37 @@ def load_instance(path: str | PathLike[str]) -> Instance:
     except UnicodeDecodeError:
         raise InstanceError("is not UTF-8 text", source=source) from None
     return loads_instance(text, source=source)
+
+
+def input_problem(path: str | PathLike[str]) -> str | None:
+    """Why ``path`` cannot be read as an input file, or None when it can: the one check
+    every command applies before reading an instance, trace, preset or sample.
+
+    Only regular files are read: a device (``/dev/zero``, ``/dev/urandom``), a pipe or a
+    folder would be read without end or make no sense as a file. A name ending in ``/``
+    names a folder, never the file of the same name.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    str or None
+        The reason, in words for an error message.
+    """
+    text = os.fspath(path)
+    if text.endswith(("/", os.sep)) and os.path.isfile(text.rstrip("/" + os.sep)):
+        return "names a folder (trailing /), but is a file"
+    try:
+        info = os.stat(text)
+    except OSError as exc:
+        return f"cannot read file: {exc.strerror or exc}"
+    if stat.S_ISDIR(info.st_mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(info.st_mode):
+        return "is not a regular file (a device, pipe or socket cannot be read as input)"
+    return None
 
 
 def loads_instance(text: str, *, source: str = "<string>") -> Instance:

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
+from asrpt_opt.model.io import input_problem
 
 __all__ = ["REFERENCE_SAMPLE", "SizeSample", "read_sample", "whole_array"]
 
@@ -53,6 +54,9 @@ def read_sample(sample: Sequence[float] | str | PathLike[str]) -> list[int]:
         sample = str(resources.files("asrpt_opt") / "data" / "tiresias" / "yarn-gput1000.csv")
     if isinstance(sample, str | PathLike):
         path = Path(sample)
+        problem = input_problem(path)
+        if problem is not None:
+            raise UsageError(f"{path}: cannot read the job-size sample: {problem}")
         try:
             lines = path.read_text(encoding="utf-8").split()
         except (OSError, UnicodeDecodeError) as exc:

@@ -9,6 +9,7 @@ from os import PathLike
 from pathlib import Path
 
 from asrpt_opt.errors import SolverError
+from asrpt_opt.model.io import input_problem
 
 __all__ = ["CONTINUOUS_MAX_JOBS", "SolverParams", "load_preset"]
 
@@ -70,10 +71,15 @@ def load_preset(path: str | PathLike[str]) -> SolverParams:
     -------
     SolverParams
     """
+    problem = input_problem(path)
+    if problem is not None:
+        raise SolverError(f"{path}: {problem}")
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise SolverError(f"{path}: cannot read preset: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SolverError(f"{path}: is not UTF-8 text (a TOML preset is)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SolverError(f"{path}: invalid TOML: {exc}") from None
     known = {"time_limit_s", "relative_gap", "threads", "seed"}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from asrpt_opt.errors import InstanceError
+from asrpt_opt.model.io import input_problem
 
 T = TypeVar("T")
 
@@ -119,9 +120,16 @@ def read_rows(
     return out
 
 
+def _check_input(path: str | PathLike[str]) -> None:
+    problem = input_problem(path)
+    if problem is not None:
+        raise InstanceError(problem, source=str(path))
+
+
 def read_text(path: str | PathLike[str]) -> tuple[str, str]:
     """A trace file's text (undecodable bytes kept for :func:`csv_rows` to report) and its
     name for messages."""
+    _check_input(path)
     try:
         return decode(Path(path).read_bytes()), str(path)
     except OSError as exc:
@@ -155,6 +163,7 @@ def csv_file(
     spoils its row (reported by :func:`csv_rows`), not the file.
     """
     source = str(path)
+    _check_input(path)
     try:
         handle = open(path, encoding=ENCODING, errors=ERRORS, newline="")  # noqa: SIM115
     except OSError as exc:

@@ -27,6 +27,7 @@ from typing import Any
 from asrpt_opt.errors import InstanceError
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.io import input_problem
 from asrpt_opt.model.job import Job
 from asrpt_opt.traces._rows import ENCODING, ERRORS, bad_text, nothing_left, read_rows
 
@@ -83,6 +84,9 @@ def read_gavel_trace(
 def _tsv_rows(file: Path) -> Iterator[tuple[int, list[str] | InstanceError]]:
     # Streamed line by line; lines end at "\n" only (a form feed or Unicode separator is
     # data, not a new row), and undecodable bytes spoil only their own line.
+    problem = input_problem(file)
+    if problem is not None:
+        raise InstanceError(problem, source=str(file))
     try:
         handle = open(file, encoding=ENCODING, errors=ERRORS, newline="\n")  # noqa: SIM115
     except OSError as exc:
