@@ -73,7 +73,9 @@ def load_preset(path: str | PathLike[str]) -> SolverParams:
     """
     problem = input_problem(path)
     if problem is not None:
-        raise SolverError(f"{path}: {problem}")
+        raise SolverError(
+            f"{path}: cannot read preset: {problem.removeprefix('cannot read file: ')}"
+        )
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
