@@ -14,6 +14,7 @@ toolkit made.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
 import logging
@@ -149,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(EXIT_INTERRUPTED)
         return code
+    if sys.stdout is None:  # started with stdout closed (>&-): nowhere to print results
+        print("asrpt-opt: error: standard output is closed", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)
@@ -182,7 +186,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"asrpt-opt: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
+        _silence_stdout()  # the reader left (| head): end quietly, as Unix tools do
         return 0
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        where = exc.filename if exc.filename else "standard output"
+        _silence_stdout()
+        print(f"asrpt-opt: error: cannot write {where}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("asrpt-opt: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -193,6 +205,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         reset_table_style()
     return status
+
+
+#: Write failures that are the environment's (a full disk or quota, a read-only or failing
+#: device, a closed descriptor), reported in one line; any other OSError is a bug.
+_ENVIRONMENT_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EBADF, errno.EFBIG}
+)
+
+
+def _silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null, so that the interpreter's last flush of what could
+    not be written fails no second time (no "Exception ignored" after our one line)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover
