@@ -27,6 +27,7 @@ from asrpt_opt import __version__
 from asrpt_opt.cli._common import (
     Parser,
 )
+from asrpt_opt.cli._inputs import refuse_outputs_over_inputs
 from asrpt_opt.cli._output import (
     reset_table_style,
     set_quiet,
@@ -175,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler.setFormatter(_Formatter())
     logging.basicConfig(level=level if args.verbose < 2 else logging.DEBUG, handlers=[handler])
     try:
+        refuse_outputs_over_inputs(args)
         status: int = args.func(args)
     except ScheduleError:
         # No command takes a schedule from the user: one of ours failing the validator is

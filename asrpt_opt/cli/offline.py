@@ -134,11 +134,12 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
     )
     store = ResultStore(args.store)
-    say(
-        f"asrpt-opt: results are kept in {args.store} "
-        f"({'resuming: ' if store.done(config) else ''}a rerun skips finished "
-        "instances; --store PATH to choose another file)"
-    )
+    if not args.quiet:
+        say(
+            f"asrpt-opt: results are kept in {args.store} "
+            f"({'resuming: ' if store.done(config) else ''}a rerun skips finished "
+            "instances; --store PATH to choose another file)"
+        )
     try:
         sweep = ratio_sweep(
             **asdict(config),

@@ -53,7 +53,8 @@ def cmd_place(args: argparse.Namespace) -> int:
         print(f"{args.instance}: no DNN jobs")
         return 0
     source = "--free-gpus" if given else "provenance.free_gpus" if own is not None else "all free"
-    say(f"free GPUs per server {free} ({source})")
+    if not args.quiet:
+        say(f"free GPUs per server {free} ({source})")
     for job in jobs:
         if job.error is not None:
             say(f"job {job.id} ({job.gpus} GPUs): {job.error}")
