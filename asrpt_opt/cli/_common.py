@@ -249,7 +249,7 @@ def output_file(path: str | None, *, option: str, notice: bool = True) -> None:
     if target.is_dir():
         raise UsageError(f"{option} {path}: is a folder, not a file")
     _writable_folder(target.parent, option=option, path=path)
-    if notice and target.exists():
+    if notice and target.is_file():  # a device or pipe is written in place, not replaced
         say(f"asrpt-opt: note: {option} {path} exists and will be replaced")
 
 

@@ -210,9 +210,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: Write failures that are the environment's (a full disk or quota, a read-only or failing
-#: device, a closed descriptor), reported in one line; any other OSError is a bug.
+#: device, a closed descriptor, a folder without write permission, a name too long), reported
+#: in one line; any other OSError is a bug. (Inputs are checked before they are read.)
 _ENVIRONMENT_ERRNOS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EBADF, errno.EFBIG}
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EIO,
+        errno.EBADF,
+        errno.EFBIG,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENAMETOOLONG,
+    }
 )
 
 

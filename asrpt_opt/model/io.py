@@ -7,14 +7,10 @@ the JSON path and the reason, for example ``tiny.json: jobs[3].gpus: 12 exceeds 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
-import os
-import stat
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -22,6 +18,7 @@ from typing import Any
 from asrpt_opt.errors import InstanceError
 from asrpt_opt.model import _checks
 from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.files import atomic_write_text, input_problem, write_atomically
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job, Parallelism
 
@@ -95,37 +92,6 @@ def load_instance(path: str | PathLike[str]) -> Instance:
     except UnicodeDecodeError:
         raise InstanceError("is not UTF-8 text", source=source) from None
     return loads_instance(text, source=source)
-
-
-def input_problem(path: str | PathLike[str]) -> str | None:
-    """Why ``path`` cannot be read as an input file, or None when it can: the one check
-    every command applies before reading an instance, trace, preset or sample.
-
-    Only regular files are read: a device (``/dev/zero``, ``/dev/urandom``), a pipe or a
-    folder would be read without end or make no sense as a file. A name ending in ``/``
-    names a folder, never the file of the same name.
-
-    Parameters
-    ----------
-    path : path-like
-
-    Returns
-    -------
-    str or None
-        The reason, in words for an error message.
-    """
-    text = os.fspath(path)
-    if text.endswith(("/", os.sep)) and os.path.isfile(text.rstrip("/" + os.sep)):
-        return "names a folder (trailing /), but is a file"
-    try:
-        info = os.stat(text)
-    except OSError as exc:
-        return f"cannot read file: {exc.strerror or exc}"
-    if stat.S_ISDIR(info.st_mode):
-        return "is a folder, not a file"
-    if not stat.S_ISREG(info.st_mode):
-        return "is not a regular file (a device, pipe or socket cannot be read as input)"
-    return None
 
 
 def loads_instance(text: str, *, source: str = "<string>") -> Instance:
@@ -429,46 +395,3 @@ def dump_instance(instance: Instance, path: str | PathLike[str]) -> None:
             handle.writelines(_instance_chunks(instance))
 
     write_atomically(path, write)
-
-
-def atomic_write_text(path: str | PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically: into a temporary file of the same folder, then
-    renamed over ``path``, so an interrupted or failed write never leaves a truncated file
-    and never destroys the previous one.
-
-    Parameters
-    ----------
-    path : path-like
-    text : str
-    """
-    write_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomically(path: str | PathLike[str], write: Callable[[str], object]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
-
-    Parameters
-    ----------
-    path : path-like
-    write : callable
-        Writes the whole file to the path it is given.
-    """
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        # mkstemp makes the file private; give it the mode a plain open() would have.
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o666 & ~_umask()
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
