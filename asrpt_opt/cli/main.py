@@ -19,6 +19,7 @@ import gc
 import importlib
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -141,15 +142,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # acyclic objects (jobs, segments, records), which the default threshold traverses
         # again and again (70 ms of a 1 s, 20,000-job simulation); cycles are still freed.
         gc.set_threshold(50_000, 10, 10)
+        _stop_on_termination()
         code = main(sys.argv[1:])
-        if code == EXIT_INTERRUPTED:
+        if code == EXIT_INTERRUPTED and _TERMINATED:
+            # Stopped by SIGTERM or SIGHUP, handled as Ctrl-C: the shell's 128 + signal.
+            code = 128 + _TERMINATED[0]
+        if code == EXIT_INTERRUPTED or _TERMINATED:
             # Interrupted, with everything finished already saved and said: leave now. A
             # solver's native threads can abort the interpreter's normal shutdown after a
             # Ctrl-C ("terminate called without an active exception", exit -6), which would
             # hide the 130 a caller relies on.
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(EXIT_INTERRUPTED)
+            os._exit(code)
         return code
     if sys.stdout is None:  # started with stdout closed (>&-): nowhere to print results
         print("asrpt-opt: error: standard output is closed", file=sys.stderr)
@@ -207,6 +212,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         reset_table_style()
     return status
+
+
+_TERMINATED: list[int] = []  # the termination signal received, if any
+
+
+def _stop_on_termination() -> None:
+    """SIGTERM and SIGHUP stop a command as Ctrl-C does: the current unit of work is
+    finished or discarded, what is done stays saved, temporary files are removed; the exit
+    status is then 128 + the signal's number."""
+
+    def stop(signum: int, frame: object) -> None:
+        if not _TERMINATED:
+            _TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, stop)
 
 
 #: Write failures that are the environment's (a full disk or quota, a read-only or failing

@@ -104,3 +104,22 @@ def test_kill_9_of_a_multi_worker_sweep_leaves_no_worker(tmp_path):
     time.sleep(5.0)
     alive = [k for k in kids if Path(f"/proc/{k}").exists()]
     assert alive == []
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_like_ctrl_c_with_their_own_status(tmp_path, name):
+    number = getattr(signal, name)
+    store = tmp_path / "r.sqlite"
+    args = ["ratio", "--family", "bursty", "--n", "30", "--seeds", "3", "--policies", "fifo"]
+    args += ["--solver", "cpsat", "--time-limit", "2", "--store", str(store), "--json"]
+    proc = _start(args)
+    time.sleep(3.0)
+    proc.send_signal(number)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + number
+    assert "run the same command again to resume" in err
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*.tmp"))
+    with sqlite3.connect(store) as db:  # the store is consistent and readable
+        db.execute("SELECT seed, payload FROM results").fetchall()
