@@ -16,7 +16,7 @@ import numpy as np
 from asrpt_opt.analysis.adversary import Evaluator, Row, Search, climb
 from asrpt_opt.analysis.store import AdversaryStore
 
-__all__ = ["ROUND_EVALUATIONS", "Progress", "run_round", "search_rounds"]
+__all__ = ["ROUND_EVALUATIONS", "Progress", "SearchInterrupted", "run_round", "search_rounds"]
 
 
 def run_round(
@@ -68,6 +68,27 @@ Progress = Callable[[int, int, str], None]
 ROUND_EVALUATIONS = 100
 
 
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a search, carrying the best candidate found before it (its ratio as the
+    search measured it, not re-verified); :func:`~asrpt_opt.analysis.worst_case.worst_cases`
+    adds the policy, n and the instance.
+
+    Parameters
+    ----------
+    rows : list of Row, optional
+        The best candidate so far; None when nothing was proven yet.
+    ratio : float
+    """
+
+    def __init__(self, rows: list[Row] | None, ratio: float) -> None:
+        super().__init__()
+        self.rows = rows
+        self.ratio = ratio
+        self.policy = ""
+        self.n = 0
+        self.instance: Any = None
+
+
 def search_rounds(
     search: Search,
     n: int,
@@ -117,42 +138,46 @@ def search_rounds(
     t0 = time.perf_counter()
     evaluations = 0
     round_s = min(15.0, budget_s)
-    while True:
-        left = budget_s - (time.perf_counter() - t0)
-        share: int | None = None
-        if max_evaluations is not None:
-            left, share = math.inf, -(-(max_evaluations - evaluations) // workers)
-            share = min(share, ROUND_EVALUATIONS)
-            if share <= 0:
-                break
-        elif left <= 0.05:
-            break
-        this = min(round_s, left)
-        seeds = [int(s) for s in rng.integers(2**31, size=workers)]
-        args = [(search, n, start, s, this, cache, share) for s in seeds]
-        if workers > 1 and executor is not None:
-            results = list(executor.map(run_round, *zip(*args, strict=True)))
-        else:
-            results = [run_round(*a) for a in args]
-        new: dict[str, tuple[float, float, float]] = {}
-        for rows, ratio, found, count in results:
-            new.update(found)
-            evaluations += count
-            if rows is not None and (best is None or ratio > best[1]):
-                best = (rows, ratio)
-        cache.update(new)
-        if best is not None:
-            start = best[0]
-        if store is not None:
-            store.commit(key, space, n, new, best)
-        if progress is not None:
-            status = f"{policy} n={n}: best {best[1]:.4f}" if best else "nothing proven yet"
+    try:
+        while True:
+            left = budget_s - (time.perf_counter() - t0)
+            share: int | None = None
             if max_evaluations is not None:
-                done = min(evaluations, max_evaluations)
-                progress(done, max_evaluations, f"{status}, {evaluations} evaluations")
+                left, share = math.inf, -(-(max_evaluations - evaluations) // workers)
+                share = min(share, ROUND_EVALUATIONS)
+                if share <= 0:
+                    break
+            elif left <= 0.05:
+                break
+            this = min(round_s, left)
+            seeds = [int(s) for s in rng.integers(2**31, size=workers)]
+            args = [(search, n, start, s, this, cache, share) for s in seeds]
+            if workers > 1 and executor is not None:
+                results = list(executor.map(run_round, *zip(*args, strict=True)))
             else:
-                elapsed = min(int(time.perf_counter() - t0), int(budget_s))
-                progress(elapsed, int(budget_s), f"{status}, {evaluations} evaluations")
+                results = [run_round(*a) for a in args]
+            new: dict[str, tuple[float, float, float]] = {}
+            for rows, ratio, found, count in results:
+                new.update(found)
+                evaluations += count
+                if rows is not None and (best is None or ratio > best[1]):
+                    best = (rows, ratio)
+            cache.update(new)
+            if best is not None:
+                start = best[0]
+            if store is not None:
+                store.commit(key, space, n, new, best)
+            if progress is not None:
+                status = f"{policy} n={n}: best {best[1]:.4f}" if best else "nothing proven yet"
+                if max_evaluations is not None:
+                    done = min(evaluations, max_evaluations)
+                    progress(done, max_evaluations, f"{status}, {evaluations} evaluations")
+                else:
+                    elapsed = min(int(time.perf_counter() - t0), int(budget_s))
+                    progress(elapsed, int(budget_s), f"{status}, {evaluations} evaluations")
+    except KeyboardInterrupt:
+        # What finished rounds found is committed to the store already; say what it was.
+        raise SearchInterrupted(*(best if best is not None else (None, 0.0))) from None
     if best is None:
         return None, 0.0, evaluations
     return best[0], best[1], evaluations

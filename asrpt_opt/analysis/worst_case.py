@@ -23,7 +23,7 @@ from asrpt_opt.analysis.adversary import (
     grow,
     to_instance,
 )
-from asrpt_opt.analysis.adversary_rounds import search_rounds
+from asrpt_opt.analysis.adversary_rounds import SearchInterrupted, search_rounds
 from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
@@ -199,6 +199,11 @@ def worst_cases(
     -------
     dict of (policy, n) -> WorstCase
         Pairs where no proven instance was found are left out.
+
+    Raises
+    ------
+    SearchInterrupted
+        On Ctrl-C (a KeyboardInterrupt), with the interrupted pair's best instance so far.
     """
     unknown = set(knobs) - _KNOBS
     if unknown:
@@ -238,18 +243,25 @@ def worst_cases(
                     time_limit_s=time_limit_s,
                     preemptive=preemptive,
                 )
-                rows, _, evaluations = search_rounds(
-                    search,
-                    n,
-                    start=start,
-                    rng=rng,
-                    budget_s=budget_s,
-                    workers=workers,
-                    store=db,
-                    progress=tick,
-                    executor=pool,
-                    max_evaluations=evaluations_cap,
-                )
+                try:
+                    rows, _, evaluations = search_rounds(
+                        search,
+                        n,
+                        start=start,
+                        rng=rng,
+                        budget_s=budget_s,
+                        workers=workers,
+                        store=db,
+                        progress=tick,
+                        executor=pool,
+                        max_evaluations=evaluations_cap,
+                    )
+                except SearchInterrupted as stop:
+                    stop.policy, stop.n = policy, n
+                    if stop.rows is not None:
+                        name = f"worst-{policy}-n{n}-interrupted"
+                        stop.instance = to_instance(stop.rows, space, name=name)
+                    raise
                 if rows is None:
                     previous = None
                     continue

@@ -17,7 +17,7 @@ from asrpt_opt.cli._common import (
     whole,
     write_figure,
 )
-from asrpt_opt.cli._output import Progress, add_format_option, emit_json, emit_table
+from asrpt_opt.cli._output import Progress, add_format_option, emit_json, emit_table, say
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies import POLICIES
 
@@ -36,8 +36,27 @@ def _n_range(text: str) -> list[int]:
     return ns
 
 
+def _interrupted(stop: Any, out: Path | None, out_dir: str | None) -> int:
+    """Write the interrupted pair's best instance so far, say where, and return 130."""
+    from asrpt_opt.model.io import dump_instance
+
+    if stop.instance is None:
+        say(f"\ninterrupted: no {stop.policy} n={stop.n} instance was proven before the stop")
+        return 130
+    path = out if out is not None else Path(str(out_dir)) / f"{stop.policy}-n{stop.n}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dump_instance(stop.instance, path)
+    say(
+        f"\ninterrupted: the best {stop.policy} n={stop.n} instance so far (ratio "
+        f"{stop.ratio:.4f} as the search measured it, not re-verified) is in {path}; "
+        "finished pairs are written already"
+    )
+    return 130
+
+
 def cmd_worst_case(args: argparse.Namespace) -> int:
     """Search for instances where policies' ratios to proven optima are worst."""
+    from asrpt_opt.analysis.adversary_rounds import SearchInterrupted
     from asrpt_opt.analysis.worst_case import plot_worst_ratios, worst_cases
     from asrpt_opt.model.io import dump_instance
 
@@ -68,21 +87,24 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
         dump_instance(case.instance, path)
         files[(name, n)] = str(path)
 
-    found = worst_cases(
-        names,
-        ns,
-        family=args.family,
-        budget_s=budget_s,
-        evaluations=args.evaluations,
-        time_limit_s=args.time_limit,
-        seed=args.seed,
-        workers=args.workers,
-        store=args.store,
-        progress=Progress(
-            "worst-case (evaluations)" if args.evaluations else "worst-case (s)", not args.json
-        ),
-        on_result=write,
-    )
+    try:
+        found = worst_cases(
+            names,
+            ns,
+            family=args.family,
+            budget_s=budget_s,
+            evaluations=args.evaluations,
+            time_limit_s=args.time_limit,
+            seed=args.seed,
+            workers=args.workers,
+            store=args.store,
+            progress=Progress(
+                "worst-case (evaluations)" if args.evaluations else "worst-case (s)", not args.json
+            ),
+            on_result=write,
+        )
+    except SearchInterrupted as stop:
+        return _interrupted(stop, Path(args.out) if single else None, args.out_dir)
     plot = None
     if not single and found:
         from asrpt_opt.cli._common import use_agg

@@ -123,3 +123,17 @@ def test_sigterm_and_sighup_stop_like_ctrl_c_with_their_own_status(tmp_path, nam
     assert not list(tmp_path.glob(".*.tmp"))
     with sqlite3.connect(store) as db:  # the store is consistent and readable
         db.execute("SELECT seed, payload FROM results").fetchall()
+
+
+def test_an_interrupted_worst_case_writes_its_best_instance_so_far(tmp_path):
+    out = tmp_path / "w.json"
+    args = ["worst-case", "--policy", "fifo", "--n", "4", "--evaluations", "100000"]
+    proc = _start([*args, "--out", str(out), "-q"])
+    status, err, _ = _interrupt(proc, 8.0)
+    assert status == 130
+    assert "Traceback" not in err
+    assert "not re-verified" in err
+    assert str(out) in err
+    inst = json.loads(out.read_text())
+    assert len(inst["jobs"]) == 4
+    assert inst["name"] == "worst-fifo-n4-interrupted"
