@@ -19,6 +19,7 @@ __all__ = [
     "SolverError",
     "UnknownNameError",
     "UsageError",
+    "did_you_mean",
     "lookup",
 ]
 
@@ -117,9 +118,30 @@ class UnknownNameError(AsrptError, ValueError):
         self.what = what
         self.name = name
         self.known = tuple(sorted(known))
-        close = difflib.get_close_matches(str(name), self.known, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(str(name), self.known)
         super().__init__(f"unknown {what} {name!r} (known: {', '.join(self.known)}){hint}")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` when one of ``known`` is close to ``name``, else ``""``: the
+    one hint for every misspelt name (registries and the command line's choices).
+
+    Parameters
+    ----------
+    name : str
+    known : iterable of str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> did_you_mean("simulat", ["simulate", "solve"])
+    "; did you mean 'simulate'?"
+    """
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def lookup(registry: Mapping[str, _V], name: str, *, what: str) -> _V:

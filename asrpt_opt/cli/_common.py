@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import os
 import re
@@ -14,7 +13,7 @@ from typing import Any, NoReturn
 from asrpt_opt.cli._output import (
     say,
 )
-from asrpt_opt.errors import UsageError
+from asrpt_opt.errors import UsageError, did_you_mean
 
 
 def name_list(text: str, known: Any, what: str) -> tuple[str, ...]:
@@ -108,8 +107,7 @@ def _did_you_mean(message: str) -> str:
     choices = re.findall(r"'([^']*)'", found.group(2)) or [
         c.strip() for c in found.group(2).split(",")
     ]
-    close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(found.group(1), choices)
 
 
 def _literal(text: str) -> Any:

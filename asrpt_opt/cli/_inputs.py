@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
-from asrpt_opt.errors import UsageError
+from asrpt_opt.errors import AsrptError, UsageError
 
 __all__ = ["refuse_outputs_over_inputs"]
 
@@ -39,7 +39,7 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
             continue
         try:
             path = resolve_preset(value) if name == "preset" else resolve_instance(value)
-        except Exception:  # a bad name: the command itself reports it in one line
+        except AsrptError:  # a bad name: the command itself reports it in one line
             path = Path(value)
         found.append(Path(path))
     if getattr(args, "command", "") in STORE_IS_INPUT and getattr(args, "store", None):
