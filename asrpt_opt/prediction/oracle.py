@@ -79,6 +79,10 @@ class OraclePredictor(ParamsMixin):
         return np.array([true_work(j) for j in jobs], dtype=np.float64)
 
 
+#: The logarithms of the least positive normal and the largest finite float.
+_LOG_TINY, _LOG_HUGE = float(np.log(np.finfo(float).tiny)), float(np.log(np.finfo(float).max))
+
+
 class NoisyOraclePredictor(ParamsMixin):
     """The truth times a random factor: ``bias * exp(U)``, U uniform on [-ln mu, ln mu].
 
@@ -149,7 +153,11 @@ class NoisyOraclePredictor(ParamsMixin):
             self.fit()
         truth = np.array([true_work(j) for j in jobs], dtype=np.float64)
         spread = np.log(self.mu)
-        return truth * self.bias * np.exp(self.rng_.uniform(-spread, spread, size=truth.size))
+        noise = self.rng_.uniform(-spread, spread, size=truth.size)
+        # In logarithms, so that an extreme bias or mu (1e-300, 1e300) never rounds a
+        # prediction to 0 or infinity: it stays a positive float, at worst the extreme one.
+        log = np.log(truth) + np.log(self.bias) + noise
+        return np.exp(np.clip(log, _LOG_TINY, _LOG_HUGE))
 
 
 class AdversarialPredictor(ParamsMixin):

@@ -46,6 +46,7 @@ from asrpt_opt.sim.view import (
     WAKE,
     ClusterView,
     Decision,
+    IdleWakeLimit,
     Policy,
 )
 from asrpt_opt.speed.base import SpeedModel
@@ -399,6 +400,7 @@ class Simulator:
         next_arrival = 0
         finished = 0
         version = self._version
+        idle_wakes, wakes = 0, IdleWakeLimit(n)
         while finished < n:
             # Superseded entries are not events: a completion whose job was preempted (its
             # version moved on) and a wake-up replaced by a later decision. Dropping them
@@ -419,6 +421,7 @@ class Simulator:
                     "nothing running, no arrival to come and no wake-up"
                 )
             self.now = t
+            events_before = finished + next_arrival
             # A completion a rounding error after this instant happens now: otherwise a
             # wake-up at the same instant could preempt a job whose work is done, and its
             # completion would move to its next start.
@@ -444,6 +447,10 @@ class Simulator:
                     policy.on_arrival(j, view)
             if finished == n:
                 break
+            if finished + next_arrival == events_before:
+                idle_wakes += 1
+                if idle_wakes > wakes.limit:
+                    raise wakes.error(policy.name, t)
             decision = policy.decide(view)
             self._wake_version += 1
             if decision is not NO_DECISION:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.errors import PolicyError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.cluster import Cluster
 
@@ -25,6 +26,7 @@ __all__ = [
     "WAKE",
     "ClusterView",
     "Decision",
+    "IdleWakeLimit",
     "Policy",
     "Start",
 ]
@@ -32,6 +34,42 @@ __all__ = [
 UNRELEASED, WAITING, RUNNING, DONE = 0, 1, 2, 3
 #: Event kinds of the event loops (Python and compiled).
 COMPLETION, WAKE = 0, 1
+
+#: Instants a run may spend on a policy's wake-ups alone (no release, no completion): this
+#: many, plus :data:`IDLE_WAKES_PER_JOB` per job. A time parameter far finer than the
+#: instance's time scale (``prr``'s ``quantum_s=1e-9`` on jobs of minutes) would otherwise
+#: ask for billions of decisions; every built-in policy with its defaults stays far below.
+IDLE_WAKES_BASE = 10_000
+#: See :data:`IDLE_WAKES_BASE`.
+IDLE_WAKES_PER_JOB = 1_000
+
+
+class IdleWakeLimit:
+    """The idle wake-ups a run of ``n_jobs`` jobs may take, and the error past them."""
+
+    def __init__(self, n_jobs: int) -> None:
+        self.limit = IDLE_WAKES_BASE + IDLE_WAKES_PER_JOB * n_jobs
+
+    def error(self, policy: str, now: float) -> PolicyError:
+        """The error of a run that passed the limit at ``now``.
+
+        Parameters
+        ----------
+        policy : str
+            The policy's name.
+        now : float
+            Simulated time when the limit was passed.
+
+        Returns
+        -------
+        PolicyError
+        """
+        return PolicyError(
+            f"policy {policy!r} asked for more than {self.limit:,} wake-ups with no release "
+            f"or completion between them (limit {IDLE_WAKES_BASE:,} + {IDLE_WAKES_PER_JOB:,} "
+            f"per job), by t={now:.6g} s: one of its time parameters is far finer than the "
+            "instance's time scale (for example prr's quantum_s); choose a coarser one"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,3 +45,13 @@ def test_noisy_oracle_is_seeded_and_clonable():
         NoisyOraclePredictor(mu=0.5).fit()
     with pytest.raises(ValueError, match="bias"):
         NoisyOraclePredictor(bias=0).fit()
+
+
+@pytest.mark.parametrize(("mu", "bias"), [(1.0, 1e-300), (1.0, 1e300), (1e300, 1e-300)])
+def test_extreme_noise_keeps_every_prediction_a_positive_finite_float(mu, bias):
+    jobs = [Job(id=f"j{i}", release_s=0.0, gpus=1, duration_s=10.0**i) for i in range(-3, 4)]
+    predicted = NoisyOraclePredictor(mu=mu, bias=bias, seed=0).predict(jobs)
+    assert np.all(np.isfinite(predicted))
+    assert np.all(predicted > 0)
+    if mu == 1.0:  # no noise: exactly the bias times the truth, where that is a float
+        assert predicted[3] == pytest.approx(bias)

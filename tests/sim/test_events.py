@@ -146,3 +146,57 @@ def test_prr_is_consulted_at_events_and_at_the_quantum_ends_it_asks_for():
         # One decision per instant: a quantum's end is never asked for twice.
         starts = sorted(c["t"] for c in rec.calls)
         assert starts == sorted(set(starts))
+
+
+class _Restless:
+    """Runs nothing new and asks to be woken a nanosecond later, for ever."""
+
+    name = "restless"
+    preemptive = False
+
+    def reset(self, view, rng):
+        pass
+
+    def on_arrival(self, job, view):
+        pass
+
+    def on_completion(self, job, view):
+        pass
+
+    def decide(self, view):
+        from asrpt_opt.sim.view import Decision
+
+        return Decision(wake_at_s=view.now_s + 1e-9)
+
+
+def _five_jobs():
+    jobs = tuple(Job(id=f"j{i}", release_s=0.0, gpus=2, duration_s=10.0 + i) for i in range(5))
+    return Instance(name="five", cluster=Cluster(servers=(4, 4)), jobs=jobs)
+
+
+def test_wake_ups_without_events_are_bounded_in_python():
+    from asrpt_opt.errors import PolicyError
+    from asrpt_opt.sim.view import IDLE_WAKES_BASE, IDLE_WAKES_PER_JOB
+
+    inst = _five_jobs()
+    rec = Recorder(_Restless())
+    with pytest.raises(PolicyError, match=r"more than 15,000 wake-ups .* finer"):
+        simulate(inst, rec, engine="python")
+    assert len(rec.calls) == IDLE_WAKES_BASE + IDLE_WAKES_PER_JOB * 5 + 1  # + the release
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_quantum_far_below_the_time_scale_is_refused_not_run_for_ever(engine):
+    from asrpt_opt.errors import PolicyError
+
+    with pytest.raises(PolicyError, match=r"prr.*quantum_s"):
+        simulate(_five_jobs(), make_policy("prr", quantum_s=1e-9), engine=engine)
+
+
+def test_prr_with_its_default_quantum_is_far_from_the_wake_up_limit():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        inst = _random_instance(rng)
+        rec = Recorder(make_policy("prr"))
+        simulate(inst, rec)
+        assert len(rec.calls) < 20 * len(inst.jobs)

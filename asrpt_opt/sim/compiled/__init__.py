@@ -27,6 +27,7 @@ from asrpt_opt.errors import PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.notices import compile_once
+from asrpt_opt.sim.view import IdleWakeLimit
 from asrpt_opt.speed.base import AbstractSpeed
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ def run_compiled(
     """
     _warm(kernel)  # the kernel the run was given: the policy is not asked again
     from asrpt_opt.sim.compiled.loop import run_loop
-    from asrpt_opt.sim.compiled.state import OVERFLOW, STALLED, new_state
+    from asrpt_opt.sim.compiled.state import IDLE_WAKES, OVERFLOW, STALLED, new_state
 
     jobs = sim.instance.jobs
     n = len(jobs)
@@ -242,6 +243,8 @@ def run_compiled(
             raise UsageError(f"engine='compiled': {why}; engine='python' runs it exactly")
         logger.info("%s: running in Python instead", why)
         return None
+    if code == IDLE_WAKES:
+        raise IdleWakeLimit(n).error(sim.policy.name, float(arrays[3].max(initial=0.0)))
     if code == STALLED:
         raise PolicyError(f"policy {sim.policy.name!r} left jobs waiting with nothing to come")
     sim.predicted[:] = predicted

@@ -25,8 +25,8 @@ import numpy as np
 
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.heaps import grow, heap_pop, push
-from asrpt_opt.sim.compiled.state import COMPLETION, OK, STALLED, WAKE
-from asrpt_opt.sim.view import DONE, RUNNING, WAITING
+from asrpt_opt.sim.compiled.state import COMPLETION, IDLE_WAKES, OK, STALLED, WAKE
+from asrpt_opt.sim.view import DONE, IDLE_WAKES_BASE, IDLE_WAKES_PER_JOB, RUNNING, WAITING
 
 __all__ = ["advance", "arrive", "decide", "finish", "run_loop"]
 
@@ -96,16 +96,23 @@ def run_loop(s: Any, p: Any) -> Any:
     state ``p``; returns ``(code, completion, seg_job, seg_start, seg_end, seg_off, seg_len,
     alloc_s, alloc_c)``: each segment's job, interval and allocation (``seg_len`` entries of
     ``alloc_s``/``alloc_c`` from ``seg_off``), in the order segments ended."""
+    idle_wakes, limit = 0, IDLE_WAKES_BASE + IDLE_WAKES_PER_JOB * s.n
     while s.finished < s.n:
         t = _next_instant(s)
         if t == np.inf:
             s.code = STALLED
             break
+        events_before = s.finished + s.next_arrival
         _complete(s, p, t)
         advance(p, s, t)
         _release(s, p, t)
         if s.finished == s.n:
             break
+        if s.finished + s.next_arrival == events_before:
+            idle_wakes += 1
+            if idle_wakes > limit:
+                s.code = IDLE_WAKES
+                break
         s.n_starts = 0
         s.n_pre = 0
         wake = decide(p, s, t)

@@ -22,6 +22,7 @@ from asrpt_opt.sim.view import COMPLETION, DONE, RUNNING, UNRELEASED, WAITING, W
 
 __all__ = [
     "COMPLETION",
+    "IDLE_WAKES",
     "OK",
     "OVERFLOW",
     "STALLED",
@@ -34,8 +35,8 @@ __all__ = [
     "record_start",
 ]
 
-#: Exit codes of the compiled loop.
-OK, STALLED, OVERFLOW = 0, 1, 2
+#: Exit codes of the compiled loop (IDLE_WAKES: past :class:`~asrpt_opt.sim.view.IdleWakeLimit`).
+OK, STALLED, OVERFLOW, IDLE_WAKES = 0, 1, 2, 3
 _STATUSES = (UNRELEASED, WAITING, RUNNING, DONE)
 
 
