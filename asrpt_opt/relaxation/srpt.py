@@ -161,7 +161,10 @@ def preemptive_wspt(
     order = np.argsort(r_arr, kind="stable")
     r = r_arr[order].tolist()
     p = p_arr[order].tolist()
-    ratio = np.divide(w_arr[order], p_arr[order], out=np.full(n, np.inf), where=p_arr[order] > 0)
+    with np.errstate(over="ignore"):  # a subnormal p_j: its ratio is infinite, as p_j = 0
+        ratio = np.divide(
+            w_arr[order], p_arr[order], out=np.full(n, np.inf), where=p_arr[order] > 0
+        )
     if n >= COMPILED_FROM:
         from asrpt_opt.relaxation._kernels import wspt_loop
 

@@ -14,22 +14,24 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import SolverError, UnknownNameError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
-from asrpt_opt.solvers.result import Runs
+from asrpt_opt.solvers.result import Deadline, Runs
 from asrpt_opt.speed.default import CLUSTER_MODELS
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
 __all__ = [
+    "MAX_SLOT_VARIABLES",
     "Discrete",
     "InfeasibleInstance",
+    "OffGrid",
+    "check_slot_variables",
     "discretise",
     "list_schedule",
 ]
@@ -39,7 +41,22 @@ class InfeasibleInstance(SolverError):
     """No schedule exists under the requested cluster model."""
 
 
+class OffGrid(SolverError):
+    """The data has no common time unit the integer-time models can use: a value off any
+    rational grid, below its resolution (:data:`RESOLUTION_S`), or too many slots."""
+
+
+#: The finest time the integer-time models resolve: values are read as fractions with
+#: denominators up to 10**6.
+RESOLUTION_S = 1e-6
+
+
 _MAX_SLOTS = 100_000
+
+#: The most per-slot variables a slot-indexed model (the preemptive CP-SAT model, the MILP,
+#: the LP bounds) is built with: about 1 KB of memory each in PuLP or CP-SAT, so 400,000
+#: stay within half a gigabyte.
+MAX_SLOT_VARIABLES = 400_000
 
 
 def _unit(values: list[float]) -> Fraction:
@@ -47,9 +64,11 @@ def _unit(values: list[float]) -> Fraction:
 
     fracs = []
     for v in values:
-        f = Fraction(v).limit_denominator(10**6)
+        f = Fraction(v).limit_denominator(round(1 / RESOLUTION_S))
+        if f == 0 and v != 0:
+            raise OffGrid(f"value {v!r} is below the integer-time models' resolution (1e-6 s)")
         if abs(float(f) - v) > 1e-9 * max(1.0, abs(v)):
-            raise SolverError(f"value {v!r} is not on a rational grid; round the instance data")
+            raise OffGrid(f"value {v!r} is not on a rational grid; round the instance data")
         fracs.append(f)
     num = 0
     den = 1
@@ -78,6 +97,8 @@ class Discrete:
     caps: list[int]
     deadline: list[int]
     ub_units: float | None
+    #: The best list schedule (per job start, length, allocation), once computed.
+    heuristic: list[tuple[int, int, Allocation]] | None = None
 
     @property
     def n(self) -> int:
@@ -130,7 +151,12 @@ class Discrete:
 
 
 def discretise(
-    instance: Instance, cluster_model: str, *, preemptive: bool, upper_bound_s: float | None = None
+    instance: Instance,
+    cluster_model: str,
+    *,
+    preemptive: bool,
+    upper_bound_s: float | None = None,
+    deadline: Deadline | None = None,
 ) -> Discrete:
     """Scale an abstract instance to integer time and derive deadlines.
 
@@ -171,7 +197,7 @@ def discretise(
 
     span = max(raw) / float(unit) if raw else 0.0
     if span > _MAX_SLOTS:
-        raise SolverError(
+        raise OffGrid(
             f"the data's common time unit is {float(unit):.3g} s, which makes {span:.3g} time "
             f"slots (limit {_MAX_SLOTS}); round releases and durations to a coarser grid"
         )
@@ -204,7 +230,7 @@ def discretise(
         deadline=[0] * len(jobs),
         ub_units=None,
     )
-    starts = list_schedule(trivial)
+    starts = list_schedule(trivial, deadline=deadline)
     ub = sum(weight[k] * (starts[k][0] + starts[k][1]) for k in range(len(jobs)))
     if upper_bound_s is not None:
         ub = min(ub, upper_bound_s / float(unit))
@@ -212,23 +238,123 @@ def discretise(
     fixed = sum(
         w * (r + min(p, q)) for w, r, p, q in zip(weight, release, dur, spread, strict=True)
     )
-    deadline = []
+    due = []
     for k in range(len(jobs)):
         own = weight[k] * (release[k] + min(dur[k], spread[k]))
-        deadline.append(math.floor((ub - fixed + own) / weight[k] + 1e-9))
+        due.append(math.floor((ub - fixed + own) / weight[k] + 1e-9))
     del preemptive  # the same deadlines hold with and without preemption
-    return replace(trivial, deadline=deadline, ub_units=ub)
+    return replace(trivial, deadline=due, ub_units=ub, heuristic=starts)
 
 
-def _earliest(free: NDArray[np.int64], start: int, length: int, need: int) -> int:
-    """First t >= start with ``free[t:t+length] >= need`` (``free`` is long enough)."""
-    window = sliding_window_view(free[start:], length).min(axis=1)
-    ok = np.flatnonzero(window >= need)
-    return start + int(ok[0])
+def check_slot_variables(data: Discrete, *, preemptive: bool, pooled: bool, what: str) -> None:
+    """Refuse, before building anything, a slot-indexed model of more than
+    :data:`MAX_SLOT_VARIABLES` variables.
+
+    Parameters
+    ----------
+    data : Discrete
+    preemptive : bool
+        One variable per slot a job may run in (else per slot it may start in).
+    pooled : bool
+        One pool of GPUs (else one variable per server that can hold the job).
+    what : str
+        The model's name, for the message.
+
+    Raises
+    ------
+    SolverError
+        Naming the model, its size and the limit.
+    """
+    count = 0
+    for j in range(data.n):
+        slots = data.deadline[j] - data.release[j] - (0 if preemptive else data.dur[j] - 1)
+        pools = 1 if pooled else sum(data.gpus[j] <= c for c in data.caps)
+        count += max(slots, 0) * pools
+    if count > MAX_SLOT_VARIABLES:
+        raise SolverError(
+            f"{what} would need {count:.3g} slot variables (limit {MAX_SLOT_VARIABLES}): "
+            "too many jobs or too long a horizon for a slot-indexed model"
+        )
+
+
+class _Profile:
+    """Free GPUs of each server over integer time, as a step function: column ``i`` of
+    ``free`` holds from ``times[i]`` to ``times[i + 1]`` (the last one for ever).
+
+    A list schedule of n jobs has at most 2n + 1 steps whatever its horizon, so memory and
+    each search are linear in n, not in time (the unit-time arrays this replaces held
+    servers x horizon cells: gigabytes for long instances, minutes for a 10,000-job burst).
+    """
+
+    def __init__(self, caps: list[int]) -> None:
+        self.times = np.zeros(1, dtype=np.int64)
+        self.free = np.asarray(caps, dtype=np.int64).reshape(-1, 1).copy()
+
+    def _step(self, t: int) -> int:
+        return int(np.searchsorted(self.times, t, side="right")) - 1
+
+    def _split(self, t: int) -> int:
+        i = self._step(t)
+        if self.times[i] == t:
+            return i
+        self.times = np.insert(self.times, i + 1, t)
+        self.free = np.insert(self.free, i + 1, self.free[:, i], axis=1)
+        return i + 1
+
+    def earliest(self, row: NDArray[np.int64], start: int, length: int, need: int) -> int:
+        """First t >= start with ``row >= need`` throughout [t, t + length); ``row`` is a
+        server's free GPUs per step or a sum of them, and ``need`` at most its last value
+        (every GPU is free after the last reservation)."""
+        i = self._step(start)
+        bad = np.flatnonzero(row[i:] < need) + i
+        if bad.size == 0:
+            return start
+        # A window starts at ``start`` or where a bad step ends, and must end by the start of
+        # the next bad step.
+        begin = np.concatenate(([start], self.times[bad + 1]))
+        stop = np.concatenate((np.maximum(self.times[bad], start), [_NEVER]))
+        return int(begin[np.flatnonzero(stop - begin >= length)[0]])
+
+    def room(self, start: int, length: int) -> NDArray[np.int64]:
+        """Per server, the GPUs free throughout [start, start + length)."""
+        i, k = self._step(start), self._step(start + length - 1)
+        return self.free[:, i : k + 1].min(axis=1)
+
+    def next_change(self, start: int, length: int) -> int:
+        """The next start after ``start`` whose window covers other steps."""
+        times = self.times
+        left = times[min(self._step(start) + 1, times.size - 1)]
+        right = times[min(self._step(start + length - 1) + 1, times.size - 1)] - length + 1
+        later = [int(x) for x in (left, right) if x > start]
+        return min(later) if later else start + 1
+
+    def reserve(self, start: int, length: int, alloc: Allocation) -> None:
+        """Take ``alloc``'s GPUs during [start, start + length)."""
+        i = self._split(start)
+        k = self._split(start + length)
+        for s, c in alloc:
+            self.free[s, i:k] -= c
+
+
+_NEVER = np.iinfo(np.int64).max
+
+
+def _pool_alloc(profile: _Profile, t: int, length: int, need: int) -> Allocation:
+    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers."""
+    room = profile.room(t, length)
+    alloc = []
+    for s in np.argsort(-room, kind="stable").tolist():
+        if need <= 0:
+            break
+        take = int(min(room[s], need))
+        if take > 0:
+            alloc.append((int(s), take))
+            need -= take
+    return tuple(sorted(alloc))
 
 
 def list_schedule(
-    data: Discrete, order: list[int] | None = None
+    data: Discrete, order: list[int] | None = None, *, deadline: Deadline | None = None
 ) -> list[tuple[int, int, Allocation]]:
     """Earliest-fit list schedule (non-preemptive).
 
@@ -238,6 +364,8 @@ def list_schedule(
     order : list of int, optional
         Job order; when None the release, WSPT and release+length orders are tried and the
         best kept.
+    deadline : Deadline, optional
+        Raises :class:`~asrpt_opt.solvers.result.OutOfTime` once it passes.
 
     Returns
     -------
@@ -254,63 +382,51 @@ def list_schedule(
             sorted(range(n), key=lambda k: (data.release[k] + data.dur[k], k)),
         ]
         for o in orders:
-            sched = list_schedule(data, o)
+            sched = list_schedule(data, o, deadline=deadline)
             value = sum(data.weight[k] * (sched[k][0] + sched[k][1]) for k in range(n))
             if value < best_value:
                 best, best_value = sched, value
         assert best is not None
         return best
-    horizon = (
-        max(data.release)
-        + sum(max(p, q) for p, q in zip(data.dur, data.spread_dur, strict=True))
-        + 1
-    )
-    free = np.tile(np.asarray(data.caps, dtype=np.int64)[:, None], (1, horizon + 1))
-    pool = np.full(horizon + 1, data.total_gpus, dtype=np.int64)
+    servers = _Profile(data.caps)
+    pool = _Profile([data.total_gpus])
     out: list[tuple[int, int, Allocation] | None] = [None] * n
-    for k in order:
-        q, r = data.gpus[k], data.release[k]
-        options: list[tuple[int, int, Allocation]] = []
+    for done, k in enumerate(order):
+        if deadline is not None and done % 256 == 0:
+            deadline.check("list scheduling")
         if data.cluster_model == "pooled":
             # GPUs of the pool are interchangeable: servers are assigned afterwards.
-            t = _earliest(pool, r, data.dur[k], q)
-            pool[t : t + data.dur[k]] -= q
+            t = pool.earliest(pool.free[0], data.release[k], data.dur[k], data.gpus[k])
+            pool.reserve(t, data.dur[k], ((0, data.gpus[k]),))
             out[k] = (t, data.dur[k], ())
             continue
-        else:
-            for s in range(len(data.caps)):
-                if q <= data.caps[s]:
-                    t = _earliest(free[s], r, data.dur[k], q)
-                    options.append((t, data.dur[k], ((s, q),)))
-            if data.cluster_model == "spread":
-                p = data.spread_dur[k]
-                t = _earliest(free.sum(axis=0), r, p, q)
-                while True:
-                    alloc = _pool_alloc(free, t, p, q)
-                    if sum(c for _, c in alloc) == q:
-                        break
-                    t += 1
-                if len(alloc) > 1 or not options:
-                    options.append((t, p, alloc))
-        start, length, alloc = min(options, key=lambda o: (o[0] + o[1], o[0]))
-        for s, c in alloc:
-            free[s, start : start + length] -= c
+        start, length, alloc = min(_options(data, servers, k), key=lambda o: (o[0] + o[1], o[0]))
+        servers.reserve(start, length, alloc)
         out[k] = (start, length, alloc)
     return [o for o in out if o is not None]
 
 
-def _pool_alloc(free: NDArray[np.int64], t: int, length: int, need: int) -> Allocation:
-    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers."""
-    room = free[:, t : t + length].min(axis=1)
-    alloc = []
-    for s in np.argsort(-room, kind="stable").tolist():
-        if need <= 0:
-            break
-        take = int(min(room[s], need))
-        if take > 0:
-            alloc.append((int(s), take))
-            need -= take
-    return tuple(sorted(alloc))
+def _options(data: Discrete, profile: _Profile, k: int) -> list[tuple[int, int, Allocation]]:
+    """Job ``k``'s earliest placements: on each server that can hold it, and (under the
+    spread model) across servers at its spread duration."""
+    q, r = data.gpus[k], data.release[k]
+    options: list[tuple[int, int, Allocation]] = []
+    for s in range(len(data.caps)):
+        if q <= data.caps[s]:
+            t = profile.earliest(profile.free[s], r, data.dur[k], q)
+            options.append((t, data.dur[k], ((s, q),)))
+    if data.cluster_model == "spread":
+        p = data.spread_dur[k]
+        t = profile.earliest(profile.free.sum(axis=0), r, p, q)
+        while True:
+            alloc = _pool_alloc(profile, t, p, q)
+            if sum(c for _, c in alloc) == q:
+                break
+            # The same steps give the same room: go to the next start whose window differs.
+            t = profile.earliest(profile.free.sum(axis=0), profile.next_change(t, p), p, q)
+        if len(alloc) > 1 or not options:
+            options.append((t, p, alloc))
+    return options
 
 
 def assign_servers(

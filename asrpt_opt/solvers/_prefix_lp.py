@@ -23,6 +23,15 @@ _ALL_SETS = 5
 Event = tuple[int, int]
 
 
+def _time_unit(longest_s: float) -> float:
+    """The LPs' unit of time: 1 s, or for durations far from it the power of two nearest the
+    longest one (HiGHS' absolute tolerances, 1e-10, are out of reach of doubles on times of
+    1e11 s). A power of two keeps every conversion exact."""
+    if longest_s <= 0 or 2.0**-20 <= longest_s <= 2.0**20:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(longest_s)[1])
+
+
 class PrefixLP:
     """The data of one instance and the LP of an event-sequence prefix."""
 
@@ -32,9 +41,10 @@ class PrefixLP:
             raise SolverError("the continuous-time optimum needs abstract jobs (duration_s)")
         self.instance = instance
         self.n = len(jobs)
-        self.r = [j.release_s for j in jobs]
+        self.unit_s = _time_unit(max(float(j.duration_s or 0) for j in jobs))
+        self.r = [j.release_s / self.unit_s for j in jobs]
         self.q = [j.gpus for j in jobs]
-        self.p = [float(j.duration_s) for j in jobs]  # type: ignore[arg-type]
+        self.p = [float(j.duration_s) / self.unit_s for j in jobs]  # type: ignore[arg-type]
         self.w = [j.weight for j in jobs]
         self.m = instance.cluster.total_gpus
         self.caps = list(instance.cluster.servers)
@@ -218,7 +228,9 @@ class PrefixLP:
             return None
         if status != highspy.HighsModelStatus.kOptimal:
             raise SolverError(f"HiGHS: {h.modelStatusToString(status)} on a prefix LP")
-        return h.getInfo().objective_function_value, list(h.getSolution().col_value)
+        # The value in seconds; the columns stay in the LP's unit (see :meth:`schedule`).
+        objective = float(h.getInfo().objective_function_value) * self.unit_s
+        return objective, list(h.getSolution().col_value)
 
     def children(self, events: list[Event]) -> list[Event]:
         """Events that may come next after a prefix."""
@@ -255,7 +267,8 @@ class PrefixLP:
                 length = x[col]
                 col += 1
                 if length > 1e-12 * self.scale:
-                    pieces += [(t, t + length, j, self.q[j]) for j in chosen]
+                    u = self.unit_s
+                    pieces += [(t * u, (t + length) * u, j, self.q[j]) for j in chosen]
                     t += length
         given = assign_servers(self.caps, pieces)  # type: ignore[arg-type]
         per_job: list[list[tuple[float, float, Any]]] = [[] for _ in range(self.n)]
@@ -264,14 +277,14 @@ class PrefixLP:
         runs = []
         for j, job in enumerate(self.instance.jobs):
             merged: list[list[Any]] = []
-            touch = 1e-12 * self.scale
+            touch = 1e-12 * self.scale * self.unit_s
             for a, b, alloc in sorted(per_job[j]):
                 if merged and abs(merged[-1][1] - a) <= touch and merged[-1][2] == alloc:
                     merged[-1][1] = b
                 else:
                     merged.append([a, b, alloc])
             # The LP meets p_j to within its tolerance; the last piece makes it exact.
-            merged[-1][1] += self.p[j] - math.fsum(b - a for a, b, _ in merged)
+            merged[-1][1] += float(job.duration_s or 0) - math.fsum(b - a for a, b, _ in merged)
             segments = tuple(Segment(start_s=a, end_s=b, allocation=al) for a, b, al in merged)
             runs.append(
                 JobRun(

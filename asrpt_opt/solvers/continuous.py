@@ -254,23 +254,33 @@ def solve_continuous(
     searchable = cluster_model == "pooled" and len(instance.jobs) <= MAX_JOBS
     share = 0.5 if searchable else 1.0
     grid = grid_solve(replace(params, time_limit_s=params.time_limit_s * share))
-    record = GridOptimum(
-        time_unit_s=grid.params.get("time_unit_s", math.nan),
-        status=grid.status,
-        objective_s=grid.objective_s,
-        bound_s=grid.bound_s,
+    # Without a time unit the grid model was not built (gridless): no grid record.
+    record = (
+        GridOptimum(
+            time_unit_s=grid.params["time_unit_s"],
+            status=grid.status,
+            objective_s=grid.objective_s,
+            bound_s=grid.bound_s,
+        )
+        if "time_unit_s" in grid.params
+        else None
     )
     if grid.status == SolveStatus.INFEASIBLE or grid.objective_s is None:
         return replace(grid, preemption="continuous", grid=record)
     speed = offline_speed(cluster_model)
     value, schedule = grid.objective_s, grid.schedule
-    messages = [f"grid: {grid.message}"] if grid.message else []
+    prefix = "grid: " if record is not None else ""
+    messages = [prefix + grid.message] if grid.message else []
     solver = grid.solver
     if searchable:
         left = params.time_limit_s - (time.perf_counter() - t0)
-        out = continuous_preemptive_optimum(
-            instance, time_limit_s=max(left, 0.0), upper_bound_s=value
-        )
+        try:
+            out = continuous_preemptive_optimum(
+                instance, time_limit_s=max(left, 0.0), upper_bound_s=value
+            )
+        except SolverError as exc:
+            # Data spanning more magnitudes than the LPs' doubles resolve: keep the interval.
+            return _without_search(grid, record, instance, messages, t0, f"{exc}")
         if out.schedule is not None:
             validate_schedule(instance, out.schedule, speed=speed)
             found = out.schedule.total_weighted_completion_s(instance)
@@ -305,6 +315,32 @@ def solve_continuous(
         message="; ".join(messages),
         preemption="continuous",
         grid=record,
+    )
+
+
+def _without_search(
+    grid: SolveResult,
+    record: GridOptimum | None,
+    instance: Instance,
+    messages: list[str],
+    t0: float,
+    why: str,
+) -> SolveResult:
+    """The grid's (or the policies') schedule and the relaxation bound, when the event
+    search failed."""
+    bound = lower_bounds(instance, speed=offline_speed("pooled")).lower_bound_s
+    value = grid.objective_s
+    assert value is not None  # the caller returns earlier without a schedule
+    proven = value <= bound + _tolerance(value)
+    messages.append(f"the event search failed ({why}): the bound is the relaxation's")
+    return replace(
+        grid,
+        status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE,
+        bound_s=value if proven else min(bound, value),
+        preemption="continuous",
+        grid=record,
+        wall_s=time.perf_counter() - t0,
+        message="; ".join(messages),
     )
 
 

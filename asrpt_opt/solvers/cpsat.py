@@ -27,7 +27,7 @@ from ortools.sat.python import cp_model
 
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.placement.cpsat import solve_interruptibly
-from asrpt_opt.solvers._data import Discrete
+from asrpt_opt.solvers._data import Discrete, check_slot_variables
 from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
 
 __all__ = ["CPSATModel"]
@@ -83,6 +83,12 @@ class CPSATModel:
         self.model = cp_model.CpModel()
         self.end: list[cp_model.IntVar] = []
         if preemptive:
+            check_slot_variables(
+                data,
+                preemptive=True,
+                pooled=data.cluster_model == "pooled",
+                what="the preemptive CP-SAT model",
+            )
             self._preemptive()
         else:
             self._variables()

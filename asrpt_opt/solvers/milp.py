@@ -26,12 +26,10 @@ from typing import Any
 import pulp
 
 from asrpt_opt.errors import SolverError
-from asrpt_opt.solvers._data import Discrete
+from asrpt_opt.solvers._data import Discrete, check_slot_variables
 from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
 
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
-
-_MAX_VARIABLES = 400_000
 
 
 class _InterruptibleHiGHS(pulp.HiGHS):
@@ -103,6 +101,12 @@ class TimeIndexedMILP:
         # Per job, its (server, slot, variable) triples: constraints per job read these
         # instead of scanning every variable (which made building quadratic in the jobs).
         self._by_job: list[list[tuple[int, int, pulp.LpVariable]]] = [[] for _ in range(data.n)]
+        check_slot_variables(
+            data,
+            preemptive=preemptive,
+            pooled=data.cluster_model == "pooled",
+            what="the time-indexed " + ("LP" if relax else "MILP"),
+        )
         self.active: dict[int, list[pulp.LpVariable]] = {}
         self._variables()
         if preemptive:
@@ -123,7 +127,6 @@ class TimeIndexedMILP:
     def _variables(self) -> None:
         d = self.data
         cat = pulp.LpContinuous if self.relax else pulp.LpBinary
-        count = 0
         for j in range(d.n):
             self.deadline.check("building the MILP's variables")
             if self.preemptive:
@@ -136,12 +139,6 @@ class TimeIndexedMILP:
                     var = self.prob.add_variable(name, lowBound=0, upBound=1, cat=cat)
                     self.x[j, s, t] = var
                     self._by_job[j].append((s, t, var))
-                    count += 1
-        if count > _MAX_VARIABLES:
-            raise SolverError(
-                f"the time-indexed model needs {count} variables (limit {_MAX_VARIABLES}); "
-                "use the cpsat backend or coarser time"
-            )
 
     # ------------------------------------------------------------------ constraints
     def _start_once(self) -> None:
@@ -328,6 +325,7 @@ def lp_bound_units(
     if not preemptive:
         model = TimeIndexedMILP(pooled, preemptive=False, relax=True, deadline=deadline)
         return float(model.solve(time_limit_s=time_limit_s).bound_units)
+    check_slot_variables(pooled, preemptive=True, pooled=True, what="the preemptive LP bound")
     prob = pulp.LpProblem("preemptive_lp_bound", pulp.LpMinimize)
     y = {
         (j, t): prob.add_variable(f"y_{j}_{t}", 0, 1)

@@ -22,6 +22,7 @@ from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.solvers._data import (
     Discrete,
     InfeasibleInstance,
+    OffGrid,
     discretise,
     list_schedule,
     to_schedule,
@@ -291,6 +292,7 @@ def solve(
         solver=solver,
         params=params,
         lp_bound=lp_bound,
+        grid_only=preemptive,
     )
 
 
@@ -302,8 +304,14 @@ def _solve_grid(
     solver: str,
     params: SolverParams,
     lp_bound: bool,
+    grid_only: bool = False,
 ) -> SolveResult:
-    """Solve the non-preemptive model, or the preemptive one on the unit grid."""
+    """Solve the non-preemptive model, or the preemptive one on the unit grid.
+
+    Data the integer-time models cannot take (off any grid, or too many jobs to list
+    schedule in time) gets the policies' interval (:mod:`asrpt_opt.solvers.gridless`), or
+    with ``grid_only`` (the grid model itself was asked for) its one-line reason.
+    """
     relation = model_relation(instance, cluster_model)
     t0 = time.perf_counter()
     deadline = Deadline(params.time_limit_s)
@@ -314,6 +322,20 @@ def _solve_grid(
             cluster_model,
             preemptive=preemptive,
             upper_bound_s=None if online is None else online[1],
+            deadline=deadline,
+        )
+    except (OffGrid, OutOfTime) as exc:
+        if grid_only:
+            raise SolverError(f"the grid model cannot be built: {exc}") from None
+        from asrpt_opt.solvers.gridless import policy_interval
+
+        return policy_interval(
+            instance,
+            cluster_model=cluster_model,
+            preemptive=preemptive,
+            reason=str(exc),
+            relation=relation,
+            time_limit_s=max(deadline.left_s(), 0.0),
         )
     except InfeasibleInstance as exc:
         return SolveResult(
@@ -406,7 +428,7 @@ class _Run:
         self.messages: list[str] = []
         self.used: list[str] = []
         # A verified incumbent before any solver runs: the best list schedule.
-        self.hint = list_schedule(data)
+        self.hint = data.heuristic if data.heuristic is not None else list_schedule(data)
         self.incumbent, self.value = _verify(
             instance, data, [[(t, t + p, a)] for t, p, a in self.hint], cluster_model
         )
@@ -428,7 +450,7 @@ class _Run:
                     time_limit_s=max(deadline.left_s(), 0.05),
                     deadline=deadline,
                 )
-        except OutOfTime as exc:
+        except SolverError as exc:  # out of time, or too large to build
             self.messages.append(f"LP bound: {exc}")
             return
         if math.isfinite(lp):

@@ -158,8 +158,11 @@ def test_bad_requests():
         solve(inst, preemption="continuous", cluster_model="spread")
     with pytest.raises(SolverError, match="cpsat solver only"):
         solve(inst, cluster_model="spread", solver="milp")
-    with pytest.raises(SolverError, match="coarser grid"):
-        solve(make_instance([(0, 1, float(np.pi)), (0, 1, 1.0)], servers=(1,)))
+    off_grid = make_instance([(0, 1, float(np.pi)), (0, 1, 1.0)], servers=(1,))
+    with pytest.raises(SolverError, match=r"grid model cannot be built.*coarser grid"):
+        solve(off_grid, preemption="grid")
+    # Without a grid model asked for, the interval of the policies (here proven: SPT).
+    assert solve(off_grid).objective_s == pytest.approx(1.0 + 1.0 + np.pi)
     with pytest.raises(SolverError, match="time_limit_s"):
         SolverParams(time_limit_s=0)
 
