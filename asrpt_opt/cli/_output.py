@@ -28,7 +28,10 @@ def emit_json_text(text: str) -> None:
 
 
 def say(text: str) -> None:
-    """Print a progress or status line on stderr (stdout stays for results)."""
+    """Print a progress or status line on stderr (stdout stays for results); with ``-q``
+    only warnings and errors."""
+    if _QUIET["value"] and not text.startswith(("asrpt-opt: warning", "asrpt-opt: error")):
+        return
     print(text, file=sys.stderr)
 
 

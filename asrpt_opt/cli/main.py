@@ -235,10 +235,13 @@ def _stop_on_termination() -> None:
 
 #: Write failures that are the environment's (a full disk or quota, a read-only or failing
 #: device, a closed descriptor, a folder without write permission, a name too long), reported
-#: in one line; any other OSError is a bug. (Inputs are checked before they are read.)
+#: in one line; any other OSError is a bug. (Inputs are checked before they are read, and an
+#: output's folder before the command runs, so ENOENT at a write is a folder that vanished or
+#: a pseudo file system such as /proc refusing a new file.)
 _ENVIRONMENT_ERRNOS = frozenset(
     {
         errno.ENOSPC,
+        errno.ENOENT,
         errno.EDQUOT,
         errno.EROFS,
         errno.EIO,

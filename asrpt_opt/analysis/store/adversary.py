@@ -119,7 +119,7 @@ class AdversaryStore(SqliteStore):
         def num(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        with self.db:
+        with self.transaction():
             self.db.executemany(
                 "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)",
                 [(policy, sp, k, num(r), a, num(o)) for k, (r, a, o) in new.items()],

@@ -4,12 +4,18 @@ It gives every store the same rules: the path must be a file in an existing fold
 file's kind is ``PRAGMA application_id`` and its schema ``PRAGMA user_version``; a file of
 another kind, a file that is not SQLite, and a file written by a newer version are refused
 with one line; an older schema is upgraded in place, in one transaction; writes use SQLite's
-write-ahead log and wait up to 30 s for another process's lock, so studies may share a store.
+write-ahead log and wait up to 30 s for another process's lock, so studies may share a store;
+every write is one transaction (:meth:`SqliteStore.transaction`), so a full disk or an
+interrupt leaves the store as it was before that write, and is reported as the
+:class:`OSError` of the store's path (one line from the command line).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import sqlite3
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 from typing import ClassVar
@@ -17,6 +23,21 @@ from typing import ClassVar
 from asrpt_opt.errors import UsageError
 
 __all__ = ["SqliteStore"]
+
+#: SQLite's primary result codes that are the environment's, as the errno they stand for.
+_SQLITE_ERRNO = {
+    13: (errno.ENOSPC, "No space left on device"),  # SQLITE_FULL
+    10: (errno.EIO, "Input/output error"),  # SQLITE_IOERR
+    8: (errno.EROFS, "Read-only file system or file"),  # SQLITE_READONLY
+    14: (errno.EACCES, "Cannot open the file (permission or a missing folder)"),  # CANTOPEN
+}
+
+
+def _environment_error(exc: sqlite3.DatabaseError, path: str) -> OSError | None:
+    """The OSError an SQLite error of the environment stands for, else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    known = None if code is None else _SQLITE_ERRNO.get(code & 0xFF)
+    return None if known is None else OSError(known[0], known[1], path)
 
 
 class SqliteStore:
@@ -53,6 +74,9 @@ class SqliteStore:
             self.db = sqlite3.connect(self.path, timeout=30)
             self._open()
         except sqlite3.DatabaseError as exc:
+            env = _environment_error(exc, self.path)
+            if env is not None:
+                raise env from None
             raise UsageError(f"{self.path}: not an {self.kind} (SQLite says: {exc})") from None
 
     def _open(self) -> None:
@@ -86,6 +110,30 @@ class SqliteStore:
 
     def _migrate(self, version: int, tables: set[str]) -> None:
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write: committed whole or rolled back whole.
+
+        Returns
+        -------
+        context manager
+            Yields the connection.
+
+        Raises
+        ------
+        OSError
+            When the environment refuses the write (a full disk, a read-only file or folder,
+            an I/O error), with the store's path as ``filename``.
+        """
+        try:
+            with self.db:
+                yield self.db
+        except sqlite3.OperationalError as exc:
+            env = _environment_error(exc, self.path)
+            if env is None:
+                raise
+            raise env from None
 
     def close(self) -> None:
         """Close the file."""

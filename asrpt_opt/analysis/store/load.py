@@ -69,7 +69,7 @@ class LoadSweepStore(SqliteStore):
         n : int
         run : LoadRun
         """
-        with self.db:
+        with self.transaction():
             self.db.execute(
                 f"INSERT OR REPLACE INTO load_runs VALUES ({', '.join('?' * 14)})",
                 (

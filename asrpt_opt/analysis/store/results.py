@@ -142,7 +142,7 @@ class ResultStore(SqliteStore):
         """
         key = config.key(seed)
         payload = outcome.to_json()
-        with self.db:
+        with self.transaction():
             self.db.execute(
                 "INSERT OR REPLACE INTO results (key, family, n, seed, config, payload, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
