@@ -105,6 +105,9 @@ class InstanceOutcome:
     offline_bound_s : float
         Proven lower bound on OPT.
     offline_wall_s : float
+    offline_stopped_by : str
+        The limit that stopped the offline solve: ``none``, ``work`` (reproducible) or
+        ``time`` (depends on the machine); ``unknown`` in stores written before it was kept.
     lengths_s, virtual_completion_s : tuple of float
         Each job's shortest length and its completion on the virtual SRPT machine (for the
         (a, b) fit).
@@ -122,6 +125,7 @@ class InstanceOutcome:
     lengths_s: tuple[float, ...]
     virtual_completion_s: tuple[float, ...]
     policies: dict[str, PolicyOutcome]
+    offline_stopped_by: str = "unknown"
 
     def to_json(self) -> dict[str, Any]:
         """The outcome as the store keeps it (its payload)."""
@@ -134,7 +138,9 @@ class InstanceOutcome:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> InstanceOutcome:
         """Read :meth:`to_json`'s dict back."""
-        fields = {f: doc[f] for f in cls.__dataclass_fields__ if f != "policies"}
+        fields = {
+            f: doc[f] for f in cls.__dataclass_fields__ if f != "policies" and f in doc
+        }  # fields added later keep their defaults in older stores
         fields["lengths_s"] = tuple(doc["lengths_s"])
         fields["virtual_completion_s"] = tuple(doc["virtual_completion_s"])
         policies = {name: PolicyOutcome.from_json(p) for name, p in doc["policies"].items()}

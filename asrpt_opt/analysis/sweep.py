@@ -69,7 +69,12 @@ class RatioConfig:
     solver : str
         Offline solver (``portfolio``, ``cpsat``, ``milp``).
     time_limit_s : float
-        Per backend and instance.
+        Per instance (a safety net when ``work_limit`` is set).
+    work_limit : float, optional
+        Deterministic work units per instance
+        (:attr:`~asrpt_opt.solvers.params.SolverParams.work_limit`): the sweep then gives the
+        same table on any machine, busy or quiet, unless a solve hit the safety net (its
+        ``offline_stopped_by`` says ``time``).
     """
 
     family: str
@@ -79,6 +84,7 @@ class RatioConfig:
     solver: str = "portfolio"
     time_limit_s: float = 10.0
     preemption: str = "continuous"
+    work_limit: float | None = None
 
     def __post_init__(self) -> None:
         from asrpt_opt.solvers.solve import PREEMPTION_MODELS
@@ -93,6 +99,8 @@ class RatioConfig:
         doc["backend"] = doc.pop("solver")
         if doc["preemption"] == "grid" or not self.preemptive:
             del doc["preemption"]
+        if doc["work_limit"] is None:  # wall-clock sweeps keep the keys they always had
+            del doc["work_limit"]
         text = json.dumps({**doc, "seed": seed}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -118,7 +126,7 @@ def evaluate_instance(config: RatioConfig, seed: int) -> InstanceOutcome:
         preemption=config.preemption if config.preemptive else "none",
         cluster_model="pooled",
         solver=config.solver,
-        params=SolverParams(time_limit_s=config.time_limit_s),
+        params=SolverParams(time_limit_s=config.time_limit_s, work_limit=config.work_limit),
     )
     wall = time.perf_counter() - t0
     speed = PooledSpeed()
@@ -147,6 +155,7 @@ def evaluate_instance(config: RatioConfig, seed: int) -> InstanceOutcome:
         offline_value_s=off.objective_s,
         offline_bound_s=bound,
         offline_wall_s=wall,
+        offline_stopped_by=str(off.params.get("stopped_by", "unknown")),
         lengths_s=tuple(lengths.tolist()),
         virtual_completion_s=tuple(virtual.tolist()),
         policies=policies,

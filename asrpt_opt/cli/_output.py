@@ -27,10 +27,12 @@ def emit_json_text(text: str) -> None:
     sys.stdout.write(text + "\n")
 
 
-def say(text: str) -> None:
+def say(text: str, *, always: bool = False) -> None:
     """Print a progress or status line on stderr (stdout stays for results); with ``-q``
-    only warnings and errors."""
-    if _QUIET["value"] and not text.startswith(("asrpt-opt: warning", "asrpt-opt: error")):
+    only warnings, errors and what ``always`` marks (where an interrupted run left its
+    results)."""
+    quiet = _QUIET["value"] and not always
+    if quiet and not text.startswith(("asrpt-opt: warning", "asrpt-opt: error")):
         return
     print(text, file=sys.stderr)
 

@@ -64,7 +64,10 @@ def cmd_load_sweep(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         store.close()
         where = f"are saved in {args.store}; run the same command again to resume"
-        say(f"\ninterrupted: the finished runs {where if args.store else 'are lost (no --store)'}")
+        say(
+            f"\ninterrupted: the finished runs {where if args.store else 'are lost (no --store)'}",
+            always=True,
+        )
         return 130
     store.close()
     if args.plot:

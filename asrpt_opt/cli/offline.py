@@ -33,7 +33,11 @@ from asrpt_opt.datasets import resolve_instance, resolve_preset
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.io import atomic_write_text, load_instance
 from asrpt_opt.policies import POLICIES
-from asrpt_opt.solvers.params import CONTINUOUS_MAX_JOBS
+from asrpt_opt.solvers.params import (
+    CONTINUOUS_MAX_JOBS,
+    MILP_NODES_PER_WORK,
+    SEARCH_NODES_PER_WORK,
+)
 from asrpt_opt.solvers.solve import PREEMPTION_MODELS, SOLVERS
 from asrpt_opt.speed.default import SOLVE_CLUSTER_MODELS
 
@@ -53,7 +57,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     params = load_preset(resolve_preset(args.preset)) if args.preset else SolverParams()
     if args.time_limit is not None:
         params = replace(params, time_limit_s=args.time_limit)
-        SolverParams.__post_init__(params)
+    if args.work_limit is not None:
+        params = replace(params, work_limit=args.work_limit or None)
+    SolverParams.__post_init__(params)
     limit = params.time_limit_s
     with Ticker(lambda t: f"solve: {t:.0f} s of at most {limit:g} s", not args.json):
         res = solve(
@@ -116,6 +122,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``ratio``'s default work limit per instance, and its wall-clock safety net with one.
+RATIO_WORK_LIMIT = 10.0
+RATIO_SAFETY_S = 120.0
+
+
+def _ratio_limits(time_limit_s: float | None, work_limit: float | None) -> dict[str, Any]:
+    """The limits of a ratio sweep: deterministic work by default (a table recomputes the
+    same on any machine); the wall clock alone with ``--work-limit 0`` or with only
+    ``--time-limit`` given (as before work limits, so such stores resume)."""
+    if work_limit is None:
+        work = RATIO_WORK_LIMIT if time_limit_s is None else None
+    else:
+        work = work_limit or None
+    if time_limit_s is None:
+        time_limit_s = 10.0 if work is None else RATIO_SAFETY_S
+    return {"time_limit_s": time_limit_s, "work_limit": work}
+
+
 def cmd_ratio(args: argparse.Namespace) -> int:
     """Empirical competitive ratios of online policies against offline optima."""
     from asrpt_opt.analysis.sweep import RatioConfig, ResultStore, ratio_sweep
@@ -131,7 +155,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         preemptive=not args.nonpreemptive_opt,
         preemption=args.preemption,
         solver=args.solver,
-        time_limit_s=args.time_limit,
+        **_ratio_limits(args.time_limit, args.work_limit),
     )
     store = ResultStore(args.store)
     if not args.quiet:
@@ -155,7 +179,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         store.close()
         say(
             f"\ninterrupted: {done} of {args.seeds} instances are saved in {args.store}; "
-            "run the same command again to resume"
+            "run the same command again to resume",
+            always=True,
         )
         return 130
     store.close()
@@ -306,6 +331,14 @@ def add_parsers(sub: Any) -> None:
         "default 10)",
     )
     p.add_argument(
+        "--work-limit",
+        type=finite(0),
+        metavar="W",
+        help="deterministic work units for the whole solve (CP-SAT deterministic seconds; "
+        f"{MILP_NODES_PER_WORK} MILP nodes or {SEARCH_NODES_PER_WORK} event-search LPs each): "
+        "the same result on any machine; --time-limit stays a safety net (0 or default: none)",
+    )
+    p.add_argument(
         "--preset",
         metavar="TOML",
         help="solver preset: a TOML file or a bundled name (default = solvers/default.toml)",
@@ -360,9 +393,19 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--time-limit",
         type=finite(0, strict=True),
-        default=10.0,
         metavar="S",
-        help="offline solver seconds per instance, model building included",
+        help="offline solver seconds per instance, model building included; alone, the only "
+        f"limit (default: a safety net of {RATIO_SAFETY_S:g} behind the work limit, 10 with "
+        "--work-limit 0)",
+    )
+    p.add_argument(
+        "--work-limit",
+        type=finite(0),
+        metavar="W",
+        help="deterministic work units per instance (CP-SAT deterministic seconds; "
+        f"{MILP_NODES_PER_WORK} MILP nodes or {SEARCH_NODES_PER_WORK} event-search LPs each), "
+        "so that the table is the same on any machine, busy or quiet; 0 for the wall clock "
+        f"alone (default {RATIO_WORK_LIMIT:g} unless only --time-limit is given)",
     )
     p.add_argument(
         "--preemption",

@@ -41,7 +41,10 @@ def _interrupted(stop: Any, out: Path | None, out_dir: str | None) -> int:
     from asrpt_opt.model.io import dump_instance
 
     if stop.instance is None:
-        say(f"\ninterrupted: no {stop.policy} n={stop.n} instance was proven before the stop")
+        say(
+            f"\ninterrupted: no {stop.policy} n={stop.n} instance was proven before the stop",
+            always=True,
+        )
         return 130
     path = out if out is not None else Path(str(out_dir)) / f"{stop.policy}-n{stop.n}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,7 +52,8 @@ def _interrupted(stop: Any, out: Path | None, out_dir: str | None) -> int:
     say(
         f"\ninterrupted: the best {stop.policy} n={stop.n} instance so far (ratio "
         f"{stop.ratio:.4f} as the search measured it, not re-verified) is in {path}; "
-        "finished pairs are written already"
+        "finished pairs are written already",
+        always=True,
     )
     return 130
 

@@ -49,8 +49,14 @@ from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.solvers._prefix_lp import Event, PrefixLP
-from asrpt_opt.solvers.params import CONTINUOUS_MAX_JOBS, SolverParams
-from asrpt_opt.solvers.result import Deadline, GridOptimum, SolveResult, SolveStatus
+from asrpt_opt.solvers.params import CONTINUOUS_MAX_JOBS, SEARCH_NODES_PER_WORK, SolverParams
+from asrpt_opt.solvers.result import (
+    Deadline,
+    GridOptimum,
+    SolveResult,
+    SolveStatus,
+    StoppedBy,
+)
 from asrpt_opt.speed.base import PooledSpeed
 from asrpt_opt.speed.default import offline_speed
 
@@ -92,6 +98,8 @@ class ContinuousOptimum:
     nodes : int
         Event-sequence prefixes whose LP was solved.
     wall_s : float
+    stopped_by : StoppedBy
+        The limit that stopped the search, if one did.
     """
 
     status: SolveStatus
@@ -100,6 +108,7 @@ class ContinuousOptimum:
     schedule: Schedule | None
     nodes: int
     wall_s: float
+    stopped_by: StoppedBy = StoppedBy.NONE
 
 
 def continuous_preemptive_optimum(
@@ -108,6 +117,7 @@ def continuous_preemptive_optimum(
     time_limit_s: float = 60.0,
     upper_bound_s: float | None = None,
     deadline: Deadline | None = None,
+    max_nodes: int | None = None,
 ) -> ContinuousOptimum:
     """The least sum w_j C_j over preemptive schedules on the pooled cluster, in real time.
 
@@ -122,6 +132,8 @@ def continuous_preemptive_optimum(
         beat it are pruned from the start.
     deadline : Deadline, optional
         A deadline shared with other work; the search stops at the earlier of the two.
+    max_nodes : int, optional
+        Stop after this many prefix LPs: a deterministic limit, the same on every machine.
 
     Returns
     -------
@@ -164,6 +176,9 @@ def continuous_preemptive_optimum(
     def out_of_time() -> bool:
         return own.left_s() <= 0 or (deadline is not None and deadline.left_s() <= 0)
 
+    def out_of_work() -> bool:
+        return max_nodes is not None and nodes >= max_nodes
+
     # The relaxation bounds hold for every preemptive schedule: a search that cannot go
     # below them stops there, and one stopped by time never reports less.
     relaxed = lower_bounds(instance, speed=PooledSpeed()).lower_bound_s
@@ -173,10 +188,10 @@ def continuous_preemptive_optimum(
     if solved is None:
         raise SolverError("no preemptive schedule exists")  # a job wider than the pool
     stack: list[tuple[float, list[Event]]] = [(solved[0], root)]
-    timed_out = False
+    stopped = StoppedBy.NONE
     while stack and best_value > relaxed + _tolerance(best_value):
-        if out_of_time():
-            timed_out = True
+        if out_of_work() or out_of_time():
+            stopped = StoppedBy.WORK if out_of_work() else StoppedBy.TIME
             break
         bound, events = stack.pop()
         if bound >= best_value - _tolerance(best_value):
@@ -203,10 +218,10 @@ def continuous_preemptive_optimum(
     # A finished search proves best_value optimal (to the LP tolerance).
     bound_s = (
         max(relaxed, min(best_value, open_bound) - _tolerance(best_value))
-        if timed_out
+        if stopped != StoppedBy.NONE
         else best_value
     )
-    if not timed_out:
+    if stopped == StoppedBy.NONE:
         status = SolveStatus.OPTIMAL
     elif best is not None or upper_bound_s is not None:
         status = SolveStatus.FEASIBLE
@@ -219,6 +234,7 @@ def continuous_preemptive_optimum(
         schedule=best,
         nodes=nodes,
         wall_s=time.perf_counter() - t0,
+        stopped_by=stopped,
     )
 
 
@@ -253,7 +269,9 @@ def solve_continuous(
     t0 = time.perf_counter()
     searchable = cluster_model == "pooled" and len(instance.jobs) <= MAX_JOBS
     share = 0.5 if searchable else 1.0
-    grid = grid_solve(replace(params, time_limit_s=params.time_limit_s * share))
+    grid = grid_solve(
+        replace(params, time_limit_s=params.time_limit_s * share, work_limit=params.share(share))
+    )
     # Without a time unit the grid model was not built (gridless): no grid record.
     record = (
         GridOptimum(
@@ -269,14 +287,19 @@ def solve_continuous(
         return replace(grid, preemption="continuous", grid=record)
     speed = offline_speed(cluster_model)
     value, schedule = grid.objective_s, grid.schedule
+    stops = [StoppedBy(grid.params.get("stopped_by", "none"))]
     prefix = "grid: " if record is not None else ""
     messages = [prefix + grid.message] if grid.message else []
     solver = grid.solver
     if searchable:
         left = params.time_limit_s - (time.perf_counter() - t0)
         try:
+            work = params.share(1 - share)
             out = continuous_preemptive_optimum(
-                instance, time_limit_s=max(left, 0.0), upper_bound_s=value
+                instance,
+                time_limit_s=max(left, 0.0),
+                upper_bound_s=value,
+                max_nodes=None if work is None else max(1, round(work * SEARCH_NODES_PER_WORK)),
             )
         except SolverError as exc:
             # Data spanning more magnitudes than the LPs' doubles resolve: keep the interval.
@@ -288,9 +311,14 @@ def solve_continuous(
                 value, schedule = found, out.schedule
         bound = out.bound_s  # at least the relaxation bounds, which the search starts from
         messages.append(
-            f"event search: {out.nodes} prefix LPs in {out.wall_s:.2f} s"
-            + ("" if out.status == SolveStatus.OPTIMAL else ", stopped by the time limit")
+            f"event search: {out.nodes} prefix LPs"
+            + (
+                ""
+                if out.stopped_by == StoppedBy.NONE
+                else f", stopped by the {out.stopped_by} limit"
+            )
         )
+        stops.append(out.stopped_by)
         solver += f"; HiGHS {_highs_version()} (event-sequence LPs)"
     else:
         bound = lower_bounds(instance, speed=speed).lower_bound_s
@@ -311,7 +339,12 @@ def solve_continuous(
         backend=grid.backend + ("+events" if searchable else ""),
         wall_s=time.perf_counter() - t0,
         solver=solver,
-        params={**grid.params, "time_limit_s": params.time_limit_s},
+        params={
+            **grid.params,
+            "time_limit_s": params.time_limit_s,
+            **({} if params.work_limit is None else {"work_limit": params.work_limit}),
+            "stopped_by": StoppedBy.worst(stops).value,
+        },
         message="; ".join(messages),
         preemption="continuous",
         grid=record,

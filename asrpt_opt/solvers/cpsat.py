@@ -28,7 +28,7 @@ from ortools.sat.python import cp_model
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.placement.cpsat import solve_interruptibly
 from asrpt_opt.solvers._data import Discrete, check_slot_variables
-from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
+from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus, StoppedBy
 
 __all__ = ["CPSATModel"]
 
@@ -225,7 +225,13 @@ class CPSATModel:
         )
 
     def solve(
-        self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
+        self,
+        *,
+        time_limit_s: float,
+        threads: int = 1,
+        gap: float = 0.0,
+        seed: int = 0,
+        work: float | None = None,
     ) -> BackendOutcome:
         """Solve and report what CP-SAT proved.
 
@@ -236,6 +242,8 @@ class CPSATModel:
         gap : float
             Relative gap at which to stop (0 proves optimality).
         seed : int
+        work : float, optional
+            CP-SAT's deterministic time limit (``max_deterministic_time``).
 
         Returns
         -------
@@ -247,6 +255,8 @@ class CPSATModel:
         solver.parameters.num_workers = max(1, int(threads))
         solver.parameters.random_seed = int(seed)
         solver.parameters.relative_gap_limit = float(gap)
+        if work is not None:
+            solver.parameters.max_deterministic_time = float(work)
         t0 = time.perf_counter()
         callback = _Incumbents(self.weight_scale) if logger.isEnabledFor(logging.INFO) else None
         code = solve_interruptibly(solver, self.model, callback)
@@ -260,7 +270,15 @@ class CPSATModel:
         }
         status = statuses.get(code, SolveStatus.TIME_LIMIT_NO_SOLUTION)
         runs = self._extract(solver) if code in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
-        return BackendOutcome(status=status, bound_units=bound, runs=runs, wall_s=wall)
+        if code in (cp_model.OPTIMAL, cp_model.INFEASIBLE, cp_model.MODEL_INVALID):
+            stopped = StoppedBy.NONE
+        elif work is not None and solver.response_proto.deterministic_time >= 0.99 * work:
+            stopped = StoppedBy.WORK
+        else:
+            stopped = StoppedBy.TIME
+        return BackendOutcome(
+            status=status, bound_units=bound, runs=runs, wall_s=wall, stopped_by=stopped
+        )
 
     def _extract(self, solver: cp_model.CpSolver) -> Runs:
         d = self.data

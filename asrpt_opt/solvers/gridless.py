@@ -20,7 +20,7 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.validate import validate_schedule
-from asrpt_opt.solvers.result import Deadline, SolveResult, SolveStatus
+from asrpt_opt.solvers.result import Deadline, SolveResult, SolveStatus, StoppedBy
 from asrpt_opt.speed.default import offline_speed
 
 __all__ = ["NON_PREEMPTIVE_POLICIES", "PREEMPTIVE_POLICIES", "policy_interval"]
@@ -85,6 +85,7 @@ def policy_interval(
     reason: str,
     relation: str,
     time_limit_s: float,
+    stopped_by: StoppedBy = StoppedBy.NONE,
 ) -> SolveResult:
     """The best validated policy schedule and the relaxation bound, as a solve result.
 
@@ -101,6 +102,8 @@ def policy_interval(
         The model's relation to the instance as written.
     time_limit_s : float
         No further policy is simulated once it has passed (one always is).
+    stopped_by : StoppedBy
+        Whether a limit stopped the work before (recorded in ``params``).
 
     Returns
     -------
@@ -138,7 +141,7 @@ def policy_interval(
         preemptive=preemptive,
         wall_s=time.perf_counter() - t0,
         solver="asrpt-opt simulator",
-        params={"time_limit_s": time_limit_s},
+        params={"time_limit_s": time_limit_s, "stopped_by": stopped_by.value},
         message=message,
         relation=relation,
         preemption="continuous" if preemptive else None,

@@ -23,11 +23,13 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+import highspy
 import pulp
 
 from asrpt_opt.errors import SolverError
 from asrpt_opt.solvers._data import Discrete, check_slot_variables
-from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus
+from asrpt_opt.solvers.params import MILP_NODES_PER_WORK
+from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus, StoppedBy
 
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
 
@@ -45,6 +47,18 @@ class _InterruptibleHiGHS(pulp.HiGHS):
     def __init__(self, *, deadline: Deadline | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.deadline = deadline
+
+    def findSolutionValues(self, lp: Any) -> tuple[int, int]:
+        """As PuLP's, plus HiGHS' node limit (the work limit), which PuLP does not know: a
+        stop like a time limit's, with the values found so far."""
+        try:
+            return super().findSolutionValues(lp)
+        except KeyError:
+            if lp.solverModel.getModelStatus() != highspy.HighsModelStatus.kSolutionLimit:
+                raise
+            # The values are assigned before PuLP looks the status up; solve() reads HiGHS'
+            # own primal status to tell whether they are a solution.
+            return pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
 
     def callSolver(self, lp: Any) -> None:
         model = lp.solverModel
@@ -220,7 +234,13 @@ class TimeIndexedMILP:
 
     # ------------------------------------------------------------------ solve
     def solve(
-        self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
+        self,
+        *,
+        time_limit_s: float,
+        threads: int = 1,
+        gap: float = 0.0,
+        seed: int = 0,
+        work: float | None = None,
     ) -> BackendOutcome:
         """Solve and report what HiGHS proved.
 
@@ -231,6 +251,8 @@ class TimeIndexedMILP:
         gap : float
             Relative gap at which to stop (0 proves optimality).
         seed : int
+        work : float, optional
+            Work units: :data:`~asrpt_opt.solvers.params.MILP_NODES_PER_WORK` nodes each.
 
         Returns
         -------
@@ -238,6 +260,9 @@ class TimeIndexedMILP:
             The status is PuLP's ``sol_status`` mapped honestly; the bound is HiGHS' dual
             bound in time units.
         """
+        nodes = (
+            {} if work is None else {"mip_max_nodes": max(1, round(work * MILP_NODES_PER_WORK))}
+        )
         solver = _InterruptibleHiGHS(
             deadline=Deadline(time_limit_s),
             msg=False,
@@ -246,6 +271,7 @@ class TimeIndexedMILP:
             gapRel=gap,
             mip=not self.relax,
             random_seed=seed,
+            **nodes,
         )
         t0 = time.perf_counter()
         self.prob.solve(solver)
@@ -279,7 +305,15 @@ class TimeIndexedMILP:
         else:
             status = SolveStatus.FEASIBLE
         runs = self._extract() if has_solution and not self.relax else None
-        return BackendOutcome(status=status, bound_units=bound, runs=runs, wall_s=wall)
+        if status in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+            stopped = StoppedBy.NONE
+        elif work is not None and wall < time_limit_s:
+            stopped = StoppedBy.WORK
+        else:
+            stopped = StoppedBy.TIME
+        return BackendOutcome(
+            status=status, bound_units=bound, runs=runs, wall_s=wall, stopped_by=stopped
+        )
 
     def _extract(self) -> Runs:
         d = self.data

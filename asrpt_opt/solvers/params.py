@@ -11,11 +11,23 @@ from pathlib import Path
 from asrpt_opt.errors import SolverError
 from asrpt_opt.model.io import input_problem
 
-__all__ = ["CONTINUOUS_MAX_JOBS", "SolverParams", "load_preset"]
+__all__ = [
+    "CONTINUOUS_MAX_JOBS",
+    "MILP_NODES_PER_WORK",
+    "SEARCH_NODES_PER_WORK",
+    "SolverParams",
+    "load_preset",
+]
 
 #: The most jobs the exact continuous-time preemptive search is tried on (the number of event
 #: sequences grows like (2n - 1)!!); :mod:`asrpt_opt.solvers.continuous` uses it.
 CONTINUOUS_MAX_JOBS = 12
+
+#: Units of deterministic work: one is one CP-SAT deterministic second
+#: (``max_deterministic_time``), this many branch-and-bound nodes of the MILP (HiGHS'
+#: ``mip_max_nodes``), and this many prefix LPs of the continuous-time search.
+MILP_NODES_PER_WORK = 100
+SEARCH_NODES_PER_WORK = 200
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,13 +42,21 @@ class SolverParams:
     relative_gap : float
         Stop when the gap is below this (0 = prove optimality).
     threads : int
+        CP-SAT with more than one worker is not deterministic, whatever the limits.
     seed : int
+    work_limit : float, optional
+        Deterministic work units for the whole solve (see :data:`SEARCH_NODES_PER_WORK`):
+        a solve stopped by work gives the same result on any machine, busy or quiet, where
+        one stopped by ``time_limit_s`` depends on the machine's speed and load. With a work
+        limit, ``time_limit_s`` is a safety net; the result's ``params["stopped_by"]`` says
+        which limit stopped it (``work``, ``time``, or ``none``).
     """
 
     time_limit_s: float = 10.0
     relative_gap: float = 0.0
     threads: int = 1
     seed: int = 0
+    work_limit: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_limit_s", "relative_gap"):
@@ -57,6 +77,17 @@ class SolverParams:
             raise SolverError(f"threads must be >= 1, got {self.threads!r}")
         if self.seed < 0:
             raise SolverError(f"seed must be >= 0, got {self.seed!r}")
+        work = self.work_limit
+        if work is not None and (
+            isinstance(work, bool)
+            or not isinstance(work, int | float)
+            or not (work > 0 and math.isfinite(work))
+        ):
+            raise SolverError(f"work_limit must be a finite number > 0, got {work!r}")
+
+    def share(self, fraction: float) -> float | None:
+        """``fraction`` of the work limit (None without one)."""
+        return None if self.work_limit is None else self.work_limit * fraction
 
 
 def load_preset(path: str | PathLike[str]) -> SolverParams:
@@ -65,7 +96,8 @@ def load_preset(path: str | PathLike[str]) -> SolverParams:
     Parameters
     ----------
     path : path-like
-        A file with any of ``time_limit_s``, ``relative_gap``, ``threads``, ``seed``.
+        A file with any of ``time_limit_s``, ``relative_gap``, ``threads``, ``seed``,
+        ``work_limit``.
 
     Returns
     -------
@@ -84,7 +116,7 @@ def load_preset(path: str | PathLike[str]) -> SolverParams:
         raise SolverError(f"{path}: is not UTF-8 text (a TOML preset is)") from None
     except tomllib.TOMLDecodeError as exc:
         raise SolverError(f"{path}: invalid TOML: {exc}") from None
-    known = {"time_limit_s", "relative_gap", "threads", "seed"}
+    known = {"time_limit_s", "relative_gap", "threads", "seed", "work_limit"}
     for key in data:
         if key not in known:
             raise SolverError(f"{path}: unknown key {key!r} (allowed: {', '.join(sorted(known))})")

@@ -24,9 +24,27 @@ __all__ = [
     "OutOfTime",
     "SolveResult",
     "SolveStatus",
+    "StoppedBy",
     "optimum_record",
     "quiet_stdout",
 ]
+
+
+class StoppedBy(StrEnum):
+    """Which limit stopped a solve: none (everything finished), the deterministic work limit
+    (reproducible on any machine) or the wall-clock time limit (depends on the machine)."""
+
+    NONE = "none"
+    WORK = "work"
+    TIME = "time"
+
+    @staticmethod
+    def worst(stops: list[StoppedBy]) -> StoppedBy:
+        """The least reproducible of several stops."""
+        for kind in (StoppedBy.TIME, StoppedBy.WORK):
+            if kind in stops:
+                return kind
+        return StoppedBy.NONE
 
 
 class SolveStatus(StrEnum):
@@ -90,12 +108,15 @@ class BackendOutcome:
     runs : list or None
         Per job, its pieces (start, end, allocation) in time units; None without a solution.
     wall_s : float
+    stopped_by : StoppedBy
+        The limit that stopped the backend, if one did.
     """
 
     status: SolveStatus
     bound_units: float
     runs: Runs | None
     wall_s: float
+    stopped_by: StoppedBy = StoppedBy.NONE
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,6 +41,7 @@ from asrpt_opt.solvers.result import (
     Runs,
     SolveResult,
     SolveStatus,
+    StoppedBy,
     quiet_stdout,
 )
 from asrpt_opt.speed.default import (
@@ -68,7 +69,13 @@ class Backend(Protocol):
     """A model of one discretised instance that a solver can solve."""
 
     def solve(
-        self, *, time_limit_s: float, threads: int = 1, gap: float = 0.0, seed: int = 0
+        self,
+        *,
+        time_limit_s: float,
+        threads: int = 1,
+        gap: float = 0.0,
+        seed: int = 0,
+        work: float | None = None,
     ) -> BackendOutcome:
         """Solve within the limits and report what was proven."""
 
@@ -336,6 +343,7 @@ def _solve_grid(
             reason=str(exc),
             relation=relation,
             time_limit_s=max(deadline.left_s(), 0.0),
+            stopped_by=StoppedBy.TIME if isinstance(exc, OutOfTime) else StoppedBy.NONE,
         )
     except InfeasibleInstance as exc:
         return SolveResult(
@@ -377,11 +385,14 @@ def _solve_grid(
         reserve = 0.1 * params.time_limit_s if "lp" in later else 0.0
         share = 0.5 if any(x != "lp" for x in later) else 1.0
         budget = (deadline.left_s() - reserve) * share
+        # Work is shared by position, not by what the wall clock left: reproducible.
+        work = params.share(0.5 if any(x != "lp" for x in steps if x != step) else 1.0)
         try:
             if budget <= 0:
                 raise OutOfTime(f"the {params.time_limit_s:g} s limit ran out before it started")
-            run.backend(step, params, budget=budget, deadline=deadline)
+            run.backend(step, params, budget=budget, deadline=deadline, work=work)
         except OutOfTime as exc:
+            run.stops.append(StoppedBy.TIME)
             run.messages.append(f"{step}: {exc}")
         except SolverError as exc:
             run.messages.append(f"{step}: {exc}")
@@ -407,6 +418,8 @@ def _solve_grid(
             "threads": params.threads,
             "seed": params.seed,
             "time_unit_s": data.unit_s,
+            **({} if params.work_limit is None else {"work_limit": params.work_limit}),
+            "stopped_by": StoppedBy.worst(run.stops).value,
         },
         message="; ".join(run.messages),
         relation=relation,
@@ -427,6 +440,7 @@ class _Run:
         self.bound = lower_bounds(instance, speed=offline_speed(cluster_model)).lower_bound_s
         self.messages: list[str] = []
         self.used: list[str] = []
+        self.stops: list[StoppedBy] = []
         # A verified incumbent before any solver runs: the best list schedule.
         self.hint = data.heuristic if data.heuristic is not None else list_schedule(data)
         self.incumbent, self.value = _verify(
@@ -451,13 +465,23 @@ class _Run:
                     deadline=deadline,
                 )
         except SolverError as exc:  # out of time, or too large to build
+            if isinstance(exc, OutOfTime):
+                self.stops.append(StoppedBy.TIME)
             self.messages.append(f"LP bound: {exc}")
             return
         if math.isfinite(lp):
             self.bound = max(self.bound, lp * self.data.unit_s)
+        else:  # not solved within the time left
+            self.stops.append(StoppedBy.TIME)
 
     def backend(
-        self, name: str, params: SolverParams, *, budget: float, deadline: Deadline
+        self,
+        name: str,
+        params: SolverParams,
+        *,
+        budget: float,
+        deadline: Deadline,
+        work: float | None = None,
     ) -> None:
         """Run backend ``name`` within ``budget`` seconds, building included; keep its bound
         and its schedule if the validator accepts it."""
@@ -479,8 +503,10 @@ class _Run:
                 threads=params.threads,
                 gap=params.relative_gap,
                 seed=params.seed,
+                work=work,
             )
         self.used.append(name)
+        self.stops.append(out.stopped_by)
         logger.info(
             "%s: %s after %.1f s, bound %.6g",
             name,

@@ -137,3 +137,32 @@ def test_an_interrupted_worst_case_writes_its_best_instance_so_far(tmp_path):
     inst = json.loads(out.read_text())
     assert len(inst["jobs"]) == 4
     assert inst["name"] == "worst-fifo-n4-interrupted"
+
+
+@pytest.mark.slow
+def test_an_interrupted_work_limited_sweep_resumes_to_the_uninterrupted_table(tmp_path):
+    args = ["ratio", "--family", "poisson", "--n", "10", "--seeds", "6", "--policies"]
+    args += ["fifo,a-srpt", "--work-limit", "1", "--json", "-q"]
+    whole = subprocess.run(
+        [sys.executable, "-m", "asrpt_opt", *args, "--store", str(tmp_path / "a.sqlite")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    store = tmp_path / "b.sqlite"
+    proc = _start([*args, "--store", str(store)])
+    status, _, _ = _interrupt(proc, 4.0)
+    assert status == 130  # it was stopped part way
+    with sqlite3.connect(store) as db:
+        done = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert done < 6
+    resumed = subprocess.run(
+        [sys.executable, "-m", "asrpt_opt", *args, "--store", str(store)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    strip = [json.loads(text) for text in (whole, resumed)]
+    for doc in strip:
+        doc.pop("store")
+    assert strip[0] == strip[1]
