@@ -11,10 +11,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
 
-from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError, lookup
+from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
@@ -33,9 +31,9 @@ from asrpt_opt.solvers._request import (
     preemption_model,
     renamed,
 )
+from asrpt_opt.solvers.backends import BACKENDS, SOLVERS, VERSIONS, make_backend
 from asrpt_opt.solvers.params import SolverParams, load_preset
 from asrpt_opt.solvers.result import (
-    BackendOutcome,
     Deadline,
     OutOfTime,
     Runs,
@@ -63,84 +61,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-
-class Backend(Protocol):
-    """A model of one discretised instance that a solver can solve."""
-
-    def solve(
-        self,
-        *,
-        time_limit_s: float,
-        threads: int = 1,
-        gap: float = 0.0,
-        seed: int = 0,
-        work: float | None = None,
-    ) -> BackendOutcome:
-        """Solve within the limits and report what was proven."""
-
-
-def _cpsat(data: Discrete, *, preemptive: bool, hint: Any, deadline: Deadline | None) -> Backend:
-    from asrpt_opt.solvers.cpsat import CPSATModel
-
-    return CPSATModel(data, preemptive=preemptive, hint=hint, deadline=deadline)
-
-
-def _milp(data: Discrete, *, preemptive: bool, hint: Any, deadline: Deadline | None) -> Backend:
-    from asrpt_opt.solvers.milp import TimeIndexedMILP
-
-    del hint  # the MILP is not warm-started
-    return TimeIndexedMILP(data, preemptive=preemptive, deadline=deadline)
-
-
-#: Exact backends by name: each builds a model of a discretised instance.
-BACKENDS: dict[str, Callable[..., Backend]] = {"cpsat": _cpsat, "milp": _milp}
-
-#: What ``solve --solver`` accepts: a backend, or the portfolio (CP-SAT, then the MILP).
-SOLVERS = ("portfolio", *BACKENDS)
-
-
-def _version(package: str) -> str:
-    # importlib.metadata loads only when a result names its solvers, not at every start.
-    from importlib.metadata import version
-
-    return version(package)
-
-
-_VERSIONS = {
-    "cpsat": lambda: f"ortools {_version('ortools')}",
-    "milp": lambda: f"pulp {_version('pulp')} + HiGHS {_version('highspy')}",
-}
-
-
-def make_backend(
-    name: str,
-    data: Discrete,
-    *,
-    preemptive: bool,
-    hint: Any = None,
-    deadline: Deadline | None = None,
-) -> Backend:
-    """Build the exact backend ``name`` for ``data``.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`BACKENDS`.
-    data : Discrete
-        The discretised instance.
-    preemptive : bool
-    hint : list, optional
-        A feasible non-preemptive schedule to warm-start from (CP-SAT only).
-    deadline : Deadline, optional
-        Building raises :class:`~asrpt_opt.solvers.result.OutOfTime` once it passes.
-
-    Returns
-    -------
-    Backend
-    """
-    build = lookup(BACKENDS, name, what="solver")
-    return build(data, preemptive=preemptive, hint=hint, deadline=deadline)
 
 
 def _verify(
@@ -411,7 +331,7 @@ def _solve_grid(
         cluster_model=cluster_model,
         preemptive=preemptive,
         wall_s=time.perf_counter() - t0,
-        solver="; ".join(_VERSIONS[u]() for u in run.used) or "list scheduling only",
+        solver="; ".join(VERSIONS[u]() for u in run.used) or "list scheduling only",
         params={
             "time_limit_s": params.time_limit_s,
             "relative_gap": params.relative_gap,
