@@ -39,7 +39,7 @@ def cmd_place(args: argparse.Namespace) -> int:
     given = parse_counts(args.free_gpus, "--free-gpus") if args.free_gpus else None
     jobs = compare_methods(
         inst,
-        name_list(args.methods, METHODS, "placement method"),
+        name_list(args.methods or _installed_methods(), METHODS, "placement method"),
         free=given,
         seed=args.seed,
         time_limit_s=args.time_limit,
@@ -140,6 +140,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _installed_methods() -> str:
+    from asrpt_opt.placement.partitioners import available
+
+    return ",".join(m for m in METHODS if available(m))
+
+
 def add_parsers(sub: Any) -> None:
     """Add this group's commands to the ``asrpt-opt`` parser.
 
@@ -152,8 +158,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("instance")
     p.add_argument(
         "--methods",
-        default="ilp,mincut,kl,greedy,consolidate,random,spread",
-        help=f"comma-separated, from: {', '.join(METHODS)}",
+        help=f"comma-separated, from: {', '.join(METHODS)} (default: every one whose "
+        "library is installed; metis and kahip come with the partitioners extra)",
     )
     p.add_argument("--free-gpus", metavar="N,N,...", help="free GPUs per server (default: all)")
     p.add_argument(
