@@ -133,3 +133,15 @@ def test_an_output_in_proc_is_one_line(work, capsys, monkeypatch, cwd, output):
     assert err.startswith("asrpt-opt: error: ")
     assert len(err.splitlines()) == 1
     assert output in err
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_store_on_a_device_is_refused(work, capsys, device):
+    if not Path(device).exists():
+        pytest.skip(f"no {device} here")
+    assert main([*RATIO, "--store", device]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"asrpt-opt: error: {device}: is not a regular file (a device or pipe cannot hold an "
+        "asrpt-opt result store)\n"
+    )

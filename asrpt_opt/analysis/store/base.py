@@ -68,6 +68,11 @@ class SqliteStore:
             target = Path(self.path)
             if target.is_dir():
                 raise UsageError(f"{self.path}: is a folder, not an {self.kind} file")
+            if target.exists() and not target.is_file():
+                raise UsageError(
+                    f"{self.path}: is not a regular file (a device or pipe cannot hold an "
+                    f"{self.kind})"
+                )
             if not target.parent.is_dir():
                 raise UsageError(f"{self.path}: folder {target.parent} does not exist")
         try:
