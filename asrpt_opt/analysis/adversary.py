@@ -90,6 +90,11 @@ class Search:
         Offline solver limit per evaluation.
     preemptive : bool
         Against the continuous-time preemptive optimum (default) or the non-preemptive one.
+    work_limit : float, optional
+        Deterministic work per evaluation
+        (:attr:`~asrpt_opt.solvers.params.SolverParams.work_limit`): which candidates count
+        as proven is then the same on every machine, and with an evaluation budget so is
+        the whole search; ``time_limit_s`` stays a safety net.
     """
 
     policy: str
@@ -97,11 +102,14 @@ class Search:
     family: str = "poisson"
     time_limit_s: float = 5.0
     preemptive: bool = True
+    work_limit: float | None = None
 
     @property
     def store_key(self) -> str:
-        """The name its evaluations are stored under (one offline model per name)."""
-        return self.policy if self.preemptive else f"{self.policy} (non-preemptive OPT)"
+        """The name its evaluations are stored under (one offline model and limit rule per
+        name: a candidate unproven in 5 s may be proven within a work limit)."""
+        key = self.policy if self.preemptive else f"{self.policy} (non-preemptive OPT)"
+        return key if self.work_limit is None else f"{key} (work {self.work_limit:g})"
 
 
 def canonical(rows: list[Row]) -> str:
@@ -142,6 +150,8 @@ class Evaluator:
         ``key -> (ratio, policy value, optimum)``; ratio NaN when not proven.
     preemptive : bool
         Against the continuous-time preemptive optimum (default) or the non-preemptive one.
+    work_limit : float, optional
+        Deterministic work per optimum (see :class:`Search`).
     """
 
     def __init__(
@@ -152,13 +162,14 @@ class Evaluator:
         time_limit_s: float,
         cache: dict[str, tuple[float, float, float]] | None = None,
         preemptive: bool = True,
+        work_limit: float | None = None,
     ) -> None:
         from asrpt_opt.solvers.solve import SolverParams
 
         self.preemptive = preemptive
         self.policy = policy
         self.space = space
-        self.params = SolverParams(time_limit_s=time_limit_s)
+        self.params = SolverParams(time_limit_s=time_limit_s, work_limit=work_limit)
         self.cache = {} if cache is None else cache
         self.new: dict[str, tuple[float, float, float]] = {}
         self.evaluations = 0
@@ -206,11 +217,16 @@ class Evaluator:
         the policy's and SRTF's validated schedules.
         """
         from asrpt_opt.solvers.continuous import continuous_preemptive_optimum
+        from asrpt_opt.solvers.params import SEARCH_NODES_PER_WORK
 
         speed = PooledSpeed()
         upper = min(alg, simulate(inst, "srtf", speed=speed).metrics.total_weighted_completion_s)
+        work = self.params.work_limit
         out = continuous_preemptive_optimum(
-            inst, time_limit_s=self.params.time_limit_s, upper_bound_s=upper
+            inst,
+            time_limit_s=self.params.time_limit_s,
+            upper_bound_s=upper,
+            max_nodes=None if work is None else max(1, round(work * SEARCH_NODES_PER_WORK)),
         )
         if out.status != "optimal":
             return (math.nan, alg, math.nan)

@@ -48,6 +48,7 @@ def run_round(
         time_limit_s=search.time_limit_s,
         cache=dict(cache),
         preemptive=search.preemptive,
+        work_limit=search.work_limit,
     )
     best, ratio = climb(
         evaluator,
@@ -149,7 +150,9 @@ def search_rounds(
                     break
             elif left <= 0.05:
                 break
-            this = min(round_s, left)
+            # Counted in evaluations, a round has no clock: 15 s cut rounds short on a busy
+            # machine and made the search depend on it.
+            this = math.inf if max_evaluations is not None else min(round_s, left)
             seeds = [int(s) for s in rng.integers(2**31, size=workers)]
             args = [(search, n, start, s, this, cache, share) for s in seeds]
             if workers > 1 and executor is not None:

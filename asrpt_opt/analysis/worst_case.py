@@ -27,7 +27,7 @@ from asrpt_opt.analysis.adversary_rounds import SearchInterrupted, search_rounds
 from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.policies.registry import simulate
+from asrpt_opt.policies.registry import make_policy, simulate
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.speed.base import PooledSpeed
 
@@ -111,6 +111,8 @@ def verify(
     alg = result.schedule.total_weighted_completion_s(inst)
     ratio = alg / opt
     model = "continuous-time preemptive" if preemptive else "non-preemptive"
+    # A policy whose default rule may change (A-SRPT's guide) records the rule it ran.
+    guide = getattr(make_policy(policy), "guide", None)
     return WorstCase(
         instance=Instance(
             name=name,
@@ -119,6 +121,7 @@ def verify(
             provenance={
                 "search": "asrpt_opt.analysis.worst_case",
                 "policy": policy,
+                **({"guide": guide} if guide is not None else {}),
                 "ratio": ratio,
                 "opt": f"{model} optimum, pooled cluster",
                 "preemptive_opt": preemptive,
@@ -148,6 +151,7 @@ class SearchKnobs(TypedDict, total=False):
     time_limit_s: float
     preemptive: bool
     space: SearchSpace | None
+    work_limit: float | None
 
 
 _KNOBS = frozenset(SearchKnobs.__annotations__)
@@ -190,6 +194,8 @@ def worst_cases(
         ``evaluations`` (int, optional): a budget of evaluations per (policy, n) instead,
         which makes the search the same on every machine (given the seed and the store);
         ``time_limit_s`` (float, default 5): offline solver limit per evaluation;
+        ``work_limit`` (float, optional): deterministic work per evaluation instead (the
+        time limit then a safety net): with ``evaluations``, the same search on any machine;
         ``preemptive`` (bool, default true): against the continuous-time preemptive optimum
         or the non-preemptive one;
         ``space`` (:class:`SearchSpace`): the cluster and the ranges of durations and
@@ -242,6 +248,7 @@ def worst_cases(
                     family=family,
                     time_limit_s=time_limit_s,
                     preemptive=preemptive,
+                    work_limit=knobs.get("work_limit"),
                 )
                 try:
                     rows, _, evaluations = search_rounds(

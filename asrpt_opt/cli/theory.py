@@ -98,7 +98,8 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
             family=args.family,
             budget_s=budget_s,
             evaluations=args.evaluations,
-            time_limit_s=args.time_limit,
+            time_limit_s=args.time_limit or (120.0 if args.work_limit else 5.0),
+            work_limit=args.work_limit or None,
             seed=args.seed,
             workers=args.workers,
             store=args.store,
@@ -245,9 +246,17 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--time-limit",
         type=finite(0, strict=True),
-        default=5.0,
         metavar="S",
-        help="seconds for each candidate's optimum (unproven candidates do not count)",
+        help="seconds for each candidate's optimum (unproven candidates do not count; "
+        "default 5, or a safety net of 120 with --work-limit)",
+    )
+    p.add_argument(
+        "--work-limit",
+        type=finite(0),
+        metavar="W",
+        help="deterministic work for each candidate's optimum (200 event-search LPs a unit), "
+        "the time limit then a safety net: with --evaluations, the same instance on any "
+        "machine, busy or quiet (default: none)",
     )
     p.add_argument("--seed", type=whole(0), default=0)
     p.add_argument("--workers", type=whole(1), default=1, help="searchers in parallel processes")

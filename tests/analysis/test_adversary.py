@@ -189,3 +189,25 @@ def test_an_evaluation_budget_makes_the_search_reproducible():
     assert (first.ratio, rows(first)) == (again.ratio, rows(again))
     with pytest.raises(UsageError, match="evaluations"):
         worst_case("a-srpt", 4, seed=3, evaluations=0)
+
+
+def test_an_evaluation_budget_with_work_limits_ignores_the_machines_load():
+    # Rounds counted in evaluations have no clock, and the optima stop at the work limit:
+    # two spinning processes beside the search change nothing.
+    import subprocess
+    import sys
+
+    from asrpt_opt.analysis.worst_case import worst_case
+
+    quiet = worst_case("a-srpt", 5, seed=1, evaluations=30, work_limit=1.0)
+    code = "import time\nend = time.time() + 60\nwhile time.time() < end: pass\n"
+    burners = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    try:
+        loaded = worst_case("a-srpt", 5, seed=1, evaluations=30, work_limit=1.0)
+    finally:
+        for p in burners:
+            p.kill()
+            p.wait()
+    assert loaded.ratio == quiet.ratio
+    assert loaded.instance == quiet.instance
+    assert quiet.instance.provenance["guide"] == "list"  # the rule it ran, recorded
