@@ -217,16 +217,15 @@ class Evaluator:
         the policy's and SRTF's validated schedules.
         """
         from asrpt_opt.solvers.continuous import continuous_preemptive_optimum
-        from asrpt_opt.solvers.params import SEARCH_NODES_PER_WORK
+        from asrpt_opt.solvers.params import SEARCH_NODES_PER_WORK, work_nodes
 
         speed = PooledSpeed()
         upper = min(alg, simulate(inst, "srtf", speed=speed).metrics.total_weighted_completion_s)
-        work = self.params.work_limit
         out = continuous_preemptive_optimum(
             inst,
             time_limit_s=self.params.time_limit_s,
             upper_bound_s=upper,
-            max_nodes=None if work is None else max(1, round(work * SEARCH_NODES_PER_WORK)),
+            max_nodes=work_nodes(self.params.work_limit, SEARCH_NODES_PER_WORK),
         )
         if out.status != "optimal":
             return (math.nan, alg, math.nan)

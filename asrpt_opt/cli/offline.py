@@ -37,6 +37,7 @@ from asrpt_opt.solvers.params import (
     CONTINUOUS_MAX_JOBS,
     MILP_NODES_PER_WORK,
     SEARCH_NODES_PER_WORK,
+    WORK_SAFETY_S,
 )
 from asrpt_opt.solvers.solve import PREEMPTION_MODELS, SOLVERS
 from asrpt_opt.speed.default import SOLVE_CLUSTER_MODELS
@@ -59,7 +60,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         params = replace(params, time_limit_s=args.time_limit)
     if args.work_limit is not None:
         params = replace(params, work_limit=args.work_limit or None)
-    SolverParams.__post_init__(params)
     limit = params.time_limit_s
     with Ticker(lambda t: f"solve: {t:.0f} s of at most {limit:g} s", not args.json):
         res = solve(
@@ -122,9 +122,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-#: ``ratio``'s default work limit per instance, and its wall-clock safety net with one.
+#: ``ratio``'s default work limit per instance.
 RATIO_WORK_LIMIT = 10.0
-RATIO_SAFETY_S = 120.0
 
 
 def _ratio_limits(time_limit_s: float | None, work_limit: float | None) -> dict[str, Any]:
@@ -136,7 +135,7 @@ def _ratio_limits(time_limit_s: float | None, work_limit: float | None) -> dict[
     else:
         work = work_limit or None
     if time_limit_s is None:
-        time_limit_s = 10.0 if work is None else RATIO_SAFETY_S
+        time_limit_s = 10.0 if work is None else WORK_SAFETY_S
     return {"time_limit_s": time_limit_s, "work_limit": work}
 
 
@@ -395,7 +394,7 @@ def add_parsers(sub: Any) -> None:
         type=finite(0, strict=True),
         metavar="S",
         help="offline solver seconds per instance, model building included; alone, the only "
-        f"limit (default: a safety net of {RATIO_SAFETY_S:g} behind the work limit, 10 with "
+        f"limit (default: a safety net of {WORK_SAFETY_S:g} behind the work limit, 10 with "
         "--work-limit 0)",
     )
     p.add_argument(

@@ -20,6 +20,7 @@ from asrpt_opt.cli._common import (
 from asrpt_opt.cli._output import Progress, add_format_option, emit_json, emit_table, say
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies import POLICIES
+from asrpt_opt.solvers.params import WORK_SAFETY_S
 
 __all__ = ["add_parsers"]
 
@@ -98,7 +99,7 @@ def cmd_worst_case(args: argparse.Namespace) -> int:
             family=args.family,
             budget_s=budget_s,
             evaluations=args.evaluations,
-            time_limit_s=args.time_limit or (120.0 if args.work_limit else 5.0),
+            time_limit_s=args.time_limit or (WORK_SAFETY_S if args.work_limit else 5.0),
             work_limit=args.work_limit or None,
             seed=args.seed,
             workers=args.workers,
@@ -248,7 +249,7 @@ def add_parsers(sub: Any) -> None:
         type=finite(0, strict=True),
         metavar="S",
         help="seconds for each candidate's optimum (unproven candidates do not count; "
-        "default 5, or a safety net of 120 with --work-limit)",
+        f"default 5, or a safety net of {WORK_SAFETY_S:g} with --work-limit)",
     )
     p.add_argument(
         "--work-limit",

@@ -30,6 +30,7 @@ from asrpt_opt.errors import ModelError, lookup
 from asrpt_opt.model.allocation import Allocation, allocation_to_json
 from asrpt_opt.notices import compile_once
 from asrpt_opt.placement.consolidate import consolidate
+from asrpt_opt.placement.partitioners import kahip_placement, metis_placement
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -352,22 +353,6 @@ def _ilp(
     )
 
 
-def _metis(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
-    """METIS into the consolidated servers' shares, repaired to fit
-    (:mod:`asrpt_opt.placement.partitioners`)."""
-    from asrpt_opt.placement.partitioners import metis_placement
-
-    return metis_placement(wg, free)
-
-
-def _kahip(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
-    """KaHIP into as many parts as the consolidated servers, repaired to fit
-    (:mod:`asrpt_opt.placement.partitioners`)."""
-    from asrpt_opt.placement.partitioners import kahip_placement
-
-    return kahip_placement(wg, free)
-
-
 #: Placement methods by name.
 METHODS: dict[str, Method] = {
     "ilp": _ilp,
@@ -377,8 +362,8 @@ METHODS: dict[str, Method] = {
     "consolidate": _consolidate,
     "random": _random,
     "spread": _spread,
-    "metis": _metis,
-    "kahip": _kahip,
+    "metis": metis_placement,
+    "kahip": kahip_placement,
 }
 
 

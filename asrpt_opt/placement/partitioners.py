@@ -25,13 +25,15 @@ References
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.model.workers import WorkerGraph
+
+if TYPE_CHECKING:
+    from asrpt_opt.model.workers import WorkerGraph
 
 __all__ = ["LIBRARIES", "available", "kahip_placement", "metis_placement", "repair"]
 

@@ -13,15 +13,14 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-
-from asrpt_opt.errors import SolverError, UnknownNameError
+from asrpt_opt.errors import ScheduleError, SolverError, UnknownNameError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
+from asrpt_opt.sim.validate import validate_schedule
+from asrpt_opt.solvers._profile import Profile, pool_alloc
 from asrpt_opt.solvers.result import Deadline, Runs
-from asrpt_opt.speed.default import CLUSTER_MODELS
+from asrpt_opt.speed.default import CLUSTER_MODELS, offline_speed
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -34,6 +33,7 @@ __all__ = [
     "check_slot_variables",
     "discretise",
     "list_schedule",
+    "validate_for_model",
 ]
 
 
@@ -277,82 +277,6 @@ def check_slot_variables(data: Discrete, *, preemptive: bool, pooled: bool, what
         )
 
 
-class _Profile:
-    """Free GPUs of each server over integer time, as a step function: column ``i`` of
-    ``free`` holds from ``times[i]`` to ``times[i + 1]`` (the last one for ever).
-
-    A list schedule of n jobs has at most 2n + 1 steps whatever its horizon, so memory and
-    each search are linear in n, not in time (the unit-time arrays this replaces held
-    servers x horizon cells: gigabytes for long instances, minutes for a 10,000-job burst).
-    """
-
-    def __init__(self, caps: list[int]) -> None:
-        self.times = np.zeros(1, dtype=np.int64)
-        self.free = np.asarray(caps, dtype=np.int64).reshape(-1, 1).copy()
-
-    def _step(self, t: int) -> int:
-        return int(np.searchsorted(self.times, t, side="right")) - 1
-
-    def _split(self, t: int) -> int:
-        i = self._step(t)
-        if self.times[i] == t:
-            return i
-        self.times = np.insert(self.times, i + 1, t)
-        self.free = np.insert(self.free, i + 1, self.free[:, i], axis=1)
-        return i + 1
-
-    def earliest(self, row: NDArray[np.int64], start: int, length: int, need: int) -> int:
-        """First t >= start with ``row >= need`` throughout [t, t + length); ``row`` is a
-        server's free GPUs per step or a sum of them, and ``need`` at most its last value
-        (every GPU is free after the last reservation)."""
-        i = self._step(start)
-        bad = np.flatnonzero(row[i:] < need) + i
-        if bad.size == 0:
-            return start
-        # A window starts at ``start`` or where a bad step ends, and must end by the start of
-        # the next bad step.
-        begin = np.concatenate(([start], self.times[bad + 1]))
-        stop = np.concatenate((np.maximum(self.times[bad], start), [_NEVER]))
-        return int(begin[np.flatnonzero(stop - begin >= length)[0]])
-
-    def room(self, start: int, length: int) -> NDArray[np.int64]:
-        """Per server, the GPUs free throughout [start, start + length)."""
-        i, k = self._step(start), self._step(start + length - 1)
-        return self.free[:, i : k + 1].min(axis=1)
-
-    def next_change(self, start: int, length: int) -> int:
-        """The next start after ``start`` whose window covers other steps."""
-        times = self.times
-        left = times[min(self._step(start) + 1, times.size - 1)]
-        right = times[min(self._step(start + length - 1) + 1, times.size - 1)] - length + 1
-        later = [int(x) for x in (left, right) if x > start]
-        return min(later) if later else start + 1
-
-    def reserve(self, start: int, length: int, alloc: Allocation) -> None:
-        """Take ``alloc``'s GPUs during [start, start + length)."""
-        i = self._split(start)
-        k = self._split(start + length)
-        for s, c in alloc:
-            self.free[s, i:k] -= c
-
-
-_NEVER = np.iinfo(np.int64).max
-
-
-def _pool_alloc(profile: _Profile, t: int, length: int, need: int) -> Allocation:
-    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers."""
-    room = profile.room(t, length)
-    alloc = []
-    for s in np.argsort(-room, kind="stable").tolist():
-        if need <= 0:
-            break
-        take = int(min(room[s], need))
-        if take > 0:
-            alloc.append((int(s), take))
-            need -= take
-    return tuple(sorted(alloc))
-
-
 def list_schedule(
     data: Discrete, order: list[int] | None = None, *, deadline: Deadline | None = None
 ) -> list[tuple[int, int, Allocation]]:
@@ -388,8 +312,8 @@ def list_schedule(
                 best, best_value = sched, value
         assert best is not None
         return best
-    servers = _Profile(data.caps)
-    pool = _Profile([data.total_gpus])
+    servers = Profile(data.caps)
+    pool = Profile([data.total_gpus])
     out: list[tuple[int, int, Allocation] | None] = [None] * n
     for done, k in enumerate(order):
         if deadline is not None and done % 256 == 0:
@@ -406,7 +330,7 @@ def list_schedule(
     return [o for o in out if o is not None]
 
 
-def _options(data: Discrete, profile: _Profile, k: int) -> list[tuple[int, int, Allocation]]:
+def _options(data: Discrete, profile: Profile, k: int) -> list[tuple[int, int, Allocation]]:
     """Job ``k``'s earliest placements: on each server that can hold it, and (under the
     spread model) across servers at its spread duration."""
     q, r = data.gpus[k], data.release[k]
@@ -417,13 +341,14 @@ def _options(data: Discrete, profile: _Profile, k: int) -> list[tuple[int, int, 
             options.append((t, data.dur[k], ((s, q),)))
     if data.cluster_model == "spread":
         p = data.spread_dur[k]
-        t = profile.earliest(profile.free.sum(axis=0), r, p, q)
+        total = profile.free.sum(axis=0)
+        t = profile.earliest(total, r, p, q)
         while True:
-            alloc = _pool_alloc(profile, t, p, q)
+            alloc = pool_alloc(profile, t, p, q)
             if sum(c for _, c in alloc) == q:
                 break
             # The same steps give the same room: go to the next start whose window differs.
-            t = profile.earliest(profile.free.sum(axis=0), profile.next_change(t, p), p, q)
+            t = profile.earliest(total, profile.next_change(t, p), p, q)
         if len(alloc) > 1 or not options:
             options.append((t, p, alloc))
     return options
@@ -495,3 +420,27 @@ def to_schedule(data: Discrete, runs: list[list[tuple[int, int, Allocation]]]) -
             JobRun(id=job.id, release_s=job.release_s, completion_s=segs[-1].end_s, segments=segs)
         )
     return Schedule(runs=tuple(out))
+
+
+def validate_for_model(instance: Instance, schedule: Schedule, cluster_model: str) -> None:
+    """Check ``schedule`` with the independent validator under the model's speed rule, and
+    that no job spans servers under the server-local model.
+
+    Parameters
+    ----------
+    instance : Instance
+    schedule : Schedule
+    cluster_model : {"pooled", "server-local", "spread"}
+
+    Raises
+    ------
+    ScheduleError
+        Naming the first violation.
+    """
+    validate_schedule(instance, schedule, speed=offline_speed(cluster_model))
+    if cluster_model == "server-local":
+        for run in schedule.runs:
+            if any(len(seg.allocation) != 1 for seg in run.segments):
+                raise ScheduleError(
+                    f"job {run.id!r} spans servers under the server-local cluster model"
+                )

@@ -49,13 +49,20 @@ from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.solvers._prefix_lp import Event, PrefixLP
-from asrpt_opt.solvers.params import CONTINUOUS_MAX_JOBS, SEARCH_NODES_PER_WORK, SolverParams
+from asrpt_opt.solvers.params import (
+    CONTINUOUS_MAX_JOBS,
+    SEARCH_NODES_PER_WORK,
+    SolverParams,
+    work_nodes,
+)
 from asrpt_opt.solvers.result import (
     Deadline,
     GridOptimum,
     SolveResult,
     SolveStatus,
     StoppedBy,
+    meets,
+    tolerance,
 )
 from asrpt_opt.speed.base import PooledSpeed
 from asrpt_opt.speed.default import offline_speed
@@ -70,11 +77,6 @@ __all__ = [
 #: The most jobs the search is tried on: the number of event sequences grows like
 #: (2n - 1)!!, and the configurations of n available jobs like 2**n.
 MAX_JOBS = CONTINUOUS_MAX_JOBS
-
-
-def _tolerance(value: float) -> float:
-    """How far below an incumbent a prefix's LP must be to be explored (LP accuracy)."""
-    return 1e-9 * max(1.0, abs(value)) + 1e-9 if math.isfinite(value) else 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,19 +191,19 @@ def continuous_preemptive_optimum(
         raise SolverError("no preemptive schedule exists")  # a job wider than the pool
     stack: list[tuple[float, list[Event]]] = [(solved[0], root)]
     stopped = StoppedBy.NONE
-    while stack and best_value > relaxed + _tolerance(best_value):
+    while stack and best_value > relaxed + tolerance(best_value):
         if out_of_work() or out_of_time():
             stopped = StoppedBy.WORK if out_of_work() else StoppedBy.TIME
             break
         bound, events = stack.pop()
-        if bound >= best_value - _tolerance(best_value):
+        if bound >= best_value - tolerance(best_value):
             continue
         found = []
         for event in search.children(events):
             child = [*events, event]
             solved = search.lp(child)
             nodes += 1
-            if solved is None or solved[0] >= best_value - _tolerance(best_value):
+            if solved is None or solved[0] >= best_value - tolerance(best_value):
                 continue
             value, x = solved
             if len(child) - len(search.releases) == search.n:  # every job completed
@@ -217,7 +219,7 @@ def continuous_preemptive_optimum(
     open_bound = min((b for b, _ in stack), default=math.inf)
     # A finished search proves best_value optimal (to the LP tolerance).
     bound_s = (
-        max(relaxed, min(best_value, open_bound) - _tolerance(best_value))
+        max(relaxed, min(best_value, open_bound) - tolerance(best_value))
         if stopped != StoppedBy.NONE
         else best_value
     )
@@ -291,52 +293,51 @@ def solve_continuous(
     prefix = "grid: " if record is not None else ""
     messages = [prefix + grid.message] if grid.message else []
     solver = grid.solver
+    out = None
     if searchable:
-        left = params.time_limit_s - (time.perf_counter() - t0)
         try:
-            work = params.share(1 - share)
             out = continuous_preemptive_optimum(
                 instance,
-                time_limit_s=max(left, 0.0),
+                time_limit_s=max(params.time_limit_s - (time.perf_counter() - t0), 0.0),
                 upper_bound_s=value,
-                max_nodes=None if work is None else max(1, round(work * SEARCH_NODES_PER_WORK)),
+                max_nodes=work_nodes(params.share(1 - share), SEARCH_NODES_PER_WORK),
             )
         except SolverError as exc:
             # Data spanning more magnitudes than the LPs' doubles resolve: keep the interval.
-            return _without_search(grid, record, instance, messages, t0, f"{exc}")
+            messages.append(f"the event search failed ({exc}): the bound is the relaxation's")
+    if out is not None:
         if out.schedule is not None:
             validate_schedule(instance, out.schedule, speed=speed)
             found = out.schedule.total_weighted_completion_s(instance)
             if found < value:
                 value, schedule = found, out.schedule
         bound = out.bound_s  # at least the relaxation bounds, which the search starts from
-        messages.append(
-            f"event search: {out.nodes} prefix LPs"
-            + (
-                ""
-                if out.stopped_by == StoppedBy.NONE
-                else f", stopped by the {out.stopped_by} limit"
-            )
+        stopped = (
+            "" if out.stopped_by == StoppedBy.NONE else f", stopped by the {out.stopped_by} limit"
         )
+        messages.append(f"event search: {out.nodes} prefix LPs{stopped}")
         stops.append(out.stopped_by)
         solver += f"; HiGHS {_highs_version()} (event-sequence LPs)"
     else:
         bound = lower_bounds(instance, speed=speed).lower_bound_s
-        why = (
-            "the server-local model" if cluster_model != "pooled" else f"more than {MAX_JOBS} jobs"
-        )
-        messages.append(
-            f"no continuous-time search for {why}: the bound is the relaxation's, the "
-            "schedule the grid's"
-        )
-    proven = value <= bound + _tolerance(value)
+        if not searchable:
+            why = (
+                "the server-local model"
+                if cluster_model != "pooled"
+                else f"more than {MAX_JOBS} jobs"
+            )
+            messages.append(
+                f"no continuous-time search for {why}: the bound is the relaxation's, the "
+                "schedule the grid's"
+            )
+    proven = meets(value, bound)
     return replace(
         grid,
         status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE,
         objective_s=value,
-        bound_s=value if proven else bound,
+        bound_s=value if proven else min(bound, value),
         schedule=schedule,
-        backend=grid.backend + ("+events" if searchable else ""),
+        backend=grid.backend + ("+events" if out is not None else ""),
         wall_s=time.perf_counter() - t0,
         solver=solver,
         params={
@@ -348,32 +349,6 @@ def solve_continuous(
         message="; ".join(messages),
         preemption="continuous",
         grid=record,
-    )
-
-
-def _without_search(
-    grid: SolveResult,
-    record: GridOptimum | None,
-    instance: Instance,
-    messages: list[str],
-    t0: float,
-    why: str,
-) -> SolveResult:
-    """The grid's (or the policies') schedule and the relaxation bound, when the event
-    search failed."""
-    bound = lower_bounds(instance, speed=offline_speed("pooled")).lower_bound_s
-    value = grid.objective_s
-    assert value is not None  # the caller returns earlier without a schedule
-    proven = value <= bound + _tolerance(value)
-    messages.append(f"the event search failed ({why}): the bound is the relaxation's")
-    return replace(
-        grid,
-        status=SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE,
-        bound_s=value if proven else min(bound, value),
-        preemption="continuous",
-        grid=record,
-        wall_s=time.perf_counter() - t0,
-        message="; ".join(messages),
     )
 
 

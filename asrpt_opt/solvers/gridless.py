@@ -19,8 +19,8 @@ from asrpt_opt.errors import ScheduleError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.validate import validate_schedule
-from asrpt_opt.solvers.result import Deadline, SolveResult, SolveStatus, StoppedBy
+from asrpt_opt.solvers._data import validate_for_model
+from asrpt_opt.solvers.result import Deadline, SolveResult, SolveStatus, StoppedBy, meets
 from asrpt_opt.speed.default import offline_speed
 
 __all__ = ["NON_PREEMPTIVE_POLICIES", "PREEMPTIVE_POLICIES", "policy_interval"]
@@ -45,15 +45,11 @@ def _feasible(
 ) -> bool:
     """Whether the independent validator accepts ``schedule`` for the model."""
     try:
-        validate_schedule(instance, schedule, speed=offline_speed(cluster_model))
+        validate_for_model(instance, schedule, cluster_model)
     except ScheduleError as exc:
         logger.info("policy schedule rejected: %s", exc)
         return False
-    if not preemptive and any(len(run.segments) != 1 for run in schedule.runs):
-        return False
-    if cluster_model == "server-local":
-        return all(len(seg.allocation) == 1 for run in schedule.runs for seg in run.segments)
-    return True
+    return preemptive or all(len(run.segments) == 1 for run in schedule.runs)
 
 
 def _best_policy(
@@ -127,7 +123,7 @@ def policy_interval(
         message += "; no policy schedule was accepted by the validator"
     else:
         value, schedule = best.value, best.schedule
-        proven = value <= bound + 1e-9 * max(1.0, abs(value)) + 1e-9
+        proven = meets(value, bound)
         status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
         bound = value if proven else min(bound, value)
         message += f"; schedule from {best.policy}"

@@ -28,7 +28,7 @@ import pulp
 
 from asrpt_opt.errors import SolverError
 from asrpt_opt.solvers._data import Discrete, check_slot_variables
-from asrpt_opt.solvers.params import MILP_NODES_PER_WORK
+from asrpt_opt.solvers.params import MILP_NODES_PER_WORK, work_nodes
 from asrpt_opt.solvers.result import BackendOutcome, Deadline, Runs, SolveStatus, StoppedBy
 
 __all__ = ["TimeIndexedMILP", "lp_bound_units"]
@@ -260,9 +260,8 @@ class TimeIndexedMILP:
             The status is PuLP's ``sol_status`` mapped honestly; the bound is HiGHS' dual
             bound in time units.
         """
-        nodes = (
-            {} if work is None else {"mip_max_nodes": max(1, round(work * MILP_NODES_PER_WORK))}
-        )
+        limit = work_nodes(work, MILP_NODES_PER_WORK)
+        nodes = {} if limit is None else {"mip_max_nodes": limit}
         solver = _InterruptibleHiGHS(
             deadline=Deadline(time_limit_s),
             msg=False,

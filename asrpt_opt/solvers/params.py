@@ -15,8 +15,10 @@ __all__ = [
     "CONTINUOUS_MAX_JOBS",
     "MILP_NODES_PER_WORK",
     "SEARCH_NODES_PER_WORK",
+    "WORK_SAFETY_S",
     "SolverParams",
     "load_preset",
+    "work_nodes",
 ]
 
 #: The most jobs the exact continuous-time preemptive search is tried on (the number of event
@@ -28,6 +30,25 @@ CONTINUOUS_MAX_JOBS = 12
 #: ``mip_max_nodes``), and this many prefix LPs of the continuous-time search.
 MILP_NODES_PER_WORK = 100
 SEARCH_NODES_PER_WORK = 200
+#: The commands' wall-clock safety net behind a work limit (seconds per solve).
+WORK_SAFETY_S = 120.0
+
+
+def work_nodes(work: float | None, per_work: int) -> int | None:
+    """A node limit from ``work`` units at ``per_work`` nodes each (None without a limit).
+
+    Parameters
+    ----------
+    work : float or None
+    per_work : int
+        :data:`MILP_NODES_PER_WORK` or :data:`SEARCH_NODES_PER_WORK`.
+
+    Returns
+    -------
+    int or None
+        At least 1.
+    """
+    return None if work is None else max(1, round(work * per_work))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -25,8 +26,10 @@ __all__ = [
     "SolveResult",
     "SolveStatus",
     "StoppedBy",
+    "meets",
     "optimum_record",
     "quiet_stdout",
+    "tolerance",
 ]
 
 
@@ -86,6 +89,35 @@ class Deadline:
         """Raise :class:`OutOfTime` naming ``what`` when the deadline has passed."""
         if time.perf_counter() > self.at:
             raise OutOfTime(f"the {self.limit_s:.3g} s time limit ran out while {what}")
+
+
+def tolerance(value: float) -> float:
+    """How close a schedule's value must come to a bound to meet it (the LPs' and solvers'
+    accuracy: relative 1e-9 plus 1e-9); 0 for an infinite value.
+
+    Parameters
+    ----------
+    value : float
+
+    Returns
+    -------
+    float
+    """
+    return 1e-9 * max(1.0, abs(value)) + 1e-9 if math.isfinite(value) else 0.0
+
+
+def meets(value: float, bound: float) -> bool:
+    """Whether a schedule of ``value`` is proven optimal by the lower bound ``bound``.
+
+    Parameters
+    ----------
+    value, bound : float
+
+    Returns
+    -------
+    bool
+    """
+    return value <= bound + tolerance(value)
 
 
 #: The status words, in the order of :class:`SolveStatus`.

@@ -12,11 +12,10 @@ import logging
 import math
 import time
 
-from asrpt_opt.errors import AsrptError, ScheduleError, SolverError, UnknownNameError
+from asrpt_opt.errors import AsrptError, SolverError, UnknownNameError
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.solvers._data import (
     Discrete,
     InfeasibleInstance,
@@ -24,6 +23,7 @@ from asrpt_opt.solvers._data import (
     discretise,
     list_schedule,
     to_schedule,
+    validate_for_model,
 )
 from asrpt_opt.solvers._request import (
     PREEMPTION_MODELS,
@@ -40,6 +40,7 @@ from asrpt_opt.solvers.result import (
     SolveResult,
     SolveStatus,
     StoppedBy,
+    meets,
     quiet_stdout,
 )
 from asrpt_opt.speed.default import (
@@ -67,13 +68,7 @@ def _verify(
     instance: Instance, data: Discrete, runs: Runs, cluster_model: str
 ) -> tuple[Schedule, float]:
     schedule = to_schedule(data, runs)
-    validate_schedule(instance, schedule, speed=offline_speed(cluster_model))
-    if cluster_model == "server-local":
-        for run in schedule.runs:
-            if any(len(seg.allocation) != 1 for seg in run.segments):
-                raise ScheduleError(
-                    f"job {run.id!r} spans servers under the server-local cluster model"
-                )
+    validate_for_model(instance, schedule, cluster_model)
     return schedule, schedule.total_weighted_completion_s(instance)
 
 
@@ -369,8 +364,7 @@ class _Run:
 
     def proven(self) -> bool:
         """Whether the incumbent's value meets the proven bound."""
-        tol = 1e-9 * max(1.0, abs(self.value)) + 1e-9
-        return self.value <= self.bound + tol
+        return meets(self.value, self.bound)
 
     def lp_bound(self, deadline: Deadline) -> None:
         """Raise the bound to the LP relaxation's, if it is built and solved in time."""
