@@ -73,7 +73,21 @@ class Profile:
 
 
 def pool_alloc(profile: Profile, t: int, length: int, need: int) -> Allocation:
-    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers."""
+    """Take ``need`` GPUs free throughout [t, t+length) from the roomiest servers.
+
+    Parameters
+    ----------
+    profile : Profile
+    t, length : int
+        The window, in time units.
+    need : int
+        GPUs wanted.
+
+    Returns
+    -------
+    Allocation
+        Sorted by server; fewer than ``need`` GPUs when the window has less room.
+    """
     room = profile.room(t, length)
     alloc = []
     for s in np.argsort(-room, kind="stable").tolist():
