@@ -27,6 +27,7 @@ from asrpt_opt.analysis.adversary_rounds import SearchInterrupted, search_rounds
 from asrpt_opt.analysis.store import AdversaryStore
 from asrpt_opt.errors import SolverError, UsageError
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.policies.asrpt import resolve_guide
 from asrpt_opt.policies.registry import make_policy, simulate
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.speed.base import PooledSpeed
@@ -113,6 +114,8 @@ def verify(
     model = "continuous-time preemptive" if preemptive else "non-preemptive"
     # A policy whose default rule may change (A-SRPT's guide) records the rule it ran.
     guide = getattr(make_policy(policy), "guide", None)
+    if guide is not None:
+        guide = resolve_guide(guide, len(inst.cluster.servers))
     return WorstCase(
         instance=Instance(
             name=name,

@@ -18,7 +18,7 @@ from asrpt_opt.policies.serverfilling import server_filling
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
-__all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS", "GUIDES"]
+__all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS", "GUIDES", "resolve_guide"]
 
 #: How a job's predicted work is raised when it runs past its prediction.
 ADAPTIVE_RULES = ("double", "additive", "none")
@@ -28,8 +28,32 @@ FINISHED_ORDERS = ("virtual", "remaining")
 
 #: How the virtual machine's ranking guides the cluster: ``list`` goes down the ranking one
 #: job at a time (list scheduling with backfill); ``fill`` serves the shortest prefix of the
-#: ranking that covers the GPUs, widest first (ServerFilling), then backfills.
-GUIDES = ("list", "fill")
+#: ranking that covers the GPUs, widest first (ServerFilling), then backfills; ``auto``
+#: (default) is ``fill`` on a one-server cluster and ``list`` on several (docs/asrpt.md).
+GUIDES = ("auto", "list", "fill")
+
+
+def resolve_guide(guide: str, n_servers: int) -> str:
+    """The guide A-SRPT runs on a cluster of ``n_servers`` servers.
+
+    ``auto`` is ``fill`` on one server, where filling keeps every GPU busy while the
+    released jobs need them all (widths dividing the server), and ``list`` on several,
+    where that guarantee fails and ``fill`` measured slower on the bundled DNN workloads.
+
+    Parameters
+    ----------
+    guide : {"auto", "list", "fill"}
+    n_servers : int
+
+    Returns
+    -------
+    str
+        ``"list"`` or ``"fill"``.
+    """
+    if guide != "auto":
+        return guide
+    return "fill" if n_servers == 1 else "list"
+
 
 # A job "runs past" its prediction only beyond this relative margin, so that float rounding
 # of an exact (oracle) prediction never triggers a raise before the job's completion event.
@@ -53,7 +77,7 @@ class ASRPT(ListScheduler):
        cluster, so on a large cluster narrow jobs finish virtually almost at once; with
        ``"virtual"`` the ranking then degenerates towards arrival order (README shows the
        measured effect).
-    3. The ranking guides the cluster (``guide``). ``list`` (default): going down the
+    3. The ranking guides the cluster (``guide``). ``list``: going down the
        ranking, each job keeps or gets GPUs, preempting lower-ranked running jobs when it
        does not fit; lower-ranked jobs backfill leftover GPUs. ``fill``: the shortest prefix
        of the ranking whose GPUs add up to at least the cluster's is served widest first
@@ -63,7 +87,9 @@ class ASRPT(ListScheduler):
        multiserver-job workload where ``list`` is not, but slower on the bundled DNN
        workloads; docs/asrpt.md). Either way a running job is preempted only when its
        predicted remaining time exceeds the restore overhead ("worth it": a job about to
-       finish is cheaper to wait for than to preempt).
+       finish is cheaper to wait for than to preempt). ``auto`` (default) is ``fill`` on a
+       one-server cluster (the multiserver-job model, where ``fill`` keeps every GPU busy)
+       and ``list`` on several (:func:`resolve_guide`).
     4. Adaptive predictions: a job whose attained work passes its predicted work has its
        prediction raised, ``double`` (to twice its attained work) or ``additive`` (attained
        work plus its original prediction); the virtual machine receives the extra work.
@@ -74,7 +100,7 @@ class ASRPT(ListScheduler):
         The prediction-raising rule.
     finished_order : {"remaining", "virtual"}
         Order among jobs that have finished on the virtual machine.
-    guide : {"list", "fill"}
+    guide : {"auto", "list", "fill"}
         How the ranking guides the cluster (step 3).
     backfill : bool
         With ``guide="list"``: let lower-ranked jobs use GPUs a higher one cannot.
@@ -106,7 +132,7 @@ class ASRPT(ListScheduler):
         *,
         adaptive: str = "double",
         finished_order: str = "remaining",
-        guide: str = "list",
+        guide: str = "auto",
         backfill: bool = True,
         max_placement_slowdown: float | None = None,
     ) -> None:
@@ -140,6 +166,7 @@ class ASRPT(ListScheduler):
         if self.guide not in GUIDES:
             raise UsageError(f"guide must be one of {GUIDES}, got {self.guide!r}")
         self._active: dict[int, None] = {}  # released, unfinished (fill), in arrival order
+        self._guide = resolve_guide(self.guide, len(view.capacity))
         self._waiting: set[int] = set()
         self._active_gpus = 0
         super().reset(view, rng)
@@ -200,7 +227,7 @@ class ASRPT(ListScheduler):
         pred = float(view.predicted_work[job])
         self._pred[job] = self._first_pred[job] = pred
         self._vpush(job, self._virtual_size(job, pred, view), view)
-        if self.guide == "list":
+        if self._guide == "list":
             super().on_arrival(job, view)
             return
         self._active[job] = None
@@ -245,7 +272,7 @@ class ASRPT(ListScheduler):
         self._advance(view.now_s, view)
         if self.adaptive != "none":
             self._raise_overrun(view)
-        if self.guide == "list":
+        if self._guide == "list":
             return super().decide(view)
         return self._fill(view)
 
@@ -385,5 +412,5 @@ def _asrpt_state(
     from asrpt_opt.policies import asrpt_kernel
 
     remaining = finished_order == "remaining"
-    fill = guide == "fill"
-    return asrpt_kernel.new_state(state, ADAPTIVE_RULES.index(adaptive), remaining, fill, backfill)
+    rule, guide_code = ADAPTIVE_RULES.index(adaptive), GUIDES.index(guide)
+    return asrpt_kernel.new_state(state, rule, remaining, guide_code, backfill)

@@ -22,7 +22,7 @@ from asrpt_opt._numba.heaps import heap_pop, push
 from asrpt_opt._numba.hooks import StateType, implement
 from asrpt_opt.policies import _selection_kernel as sk
 from asrpt_opt.policies import list_scheduler_kernel as lk
-from asrpt_opt.policies.asrpt import ADAPTIVE_RULES, MARGIN
+from asrpt_opt.policies.asrpt import ADAPTIVE_RULES, GUIDES, MARGIN
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained
 from asrpt_opt.sim.view import RUNNING, WAITING
@@ -31,6 +31,7 @@ __all__ = ["AsrptState", "new_state"]
 
 _DOUBLE = ADAPTIVE_RULES.index("double")
 _NO_RAISE = ADAPTIVE_RULES.index("none")
+_AUTO, _FILL = GUIDES.index("auto"), GUIDES.index("fill")
 
 
 @structref.register
@@ -54,10 +55,13 @@ structref.define_proxy(
 
 
 @njit(cache=True)
-def new_state(s: Any, adaptive: int, finished_remaining: bool, fill: bool, backfill: bool) -> Any:
-    """An empty virtual machine for the jobs of ``s``; ``adaptive`` is an index of
-    :data:`~asrpt_opt.policies.asrpt.ADAPTIVE_RULES`, ``fill`` the guide (else ``list``)."""
+def new_state(s: Any, adaptive: int, finished_remaining: bool, guide: int, backfill: bool) -> Any:
+    """An empty virtual machine for the jobs of ``s``; ``adaptive`` and ``guide`` are indices
+    of :data:`~asrpt_opt.policies.asrpt.ADAPTIVE_RULES` and
+    :data:`~asrpt_opt.policies.asrpt.GUIDES` (``auto`` resolved as
+    :func:`~asrpt_opt.policies.asrpt.resolve_guide` does)."""
     n = s.n
+    fill = guide == _FILL or (guide == _AUTO and s.capacity.shape[0] == 1)
     lst = lk.new_state(s, lk.OTHER, backfill, np.zeros(0))
     watch = adaptive != _NO_RAISE and not s.never_low
     return AsrptState(

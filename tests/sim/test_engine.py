@@ -108,13 +108,14 @@ def test_asrpt_ranks_by_virtual_remaining_work():
     # M = 2. j0 (2 GPUs, 4 s) has virtual size 4; j1 (1 GPU, 6 s) virtual size 3 arrives at 1
     # when j0 has 3 left: a tie broken towards the lower index, so j0 keeps running.
     inst = make_instance([(0, 2, 4.0), (1, 1, 6.0)], servers=(2,))
-    assert completions(simulate(inst, "a-srpt")) == [4.0, 10.0]
+    assert completions(simulate(inst, "a-srpt", guide="list")) == [4.0, 10.0]
     # If j1 is a little shorter, it ranks first: the list guide lets it preempt j0; the fill
-    # guide serves the prefix {j1, j0} widest first, so j0 (which fills the server) keeps
-    # running and j1 follows it.
+    # guide (the default on one server) serves the prefix {j1, j0} widest first, so j0
+    # (which fills the server) keeps running and j1 follows it.
     inst = make_instance([(0, 2, 4.0), (1, 1, 5.0)], servers=(2,))
-    assert completions(simulate(inst, "a-srpt")) == [9.0, 6.0]
+    assert completions(simulate(inst, "a-srpt", guide="list")) == [9.0, 6.0]
     assert completions(simulate(inst, "a-srpt", guide="fill")) == [4.0, 9.0]
+    assert completions(simulate(inst, "a-srpt")) == [4.0, 9.0]
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])

@@ -87,6 +87,7 @@ def test_the_verdict_does_not_depend_on_the_time_unit_or_origin(scale, shift, gr
     [
         ("serverfilling-srpt", {}, Verdict.STABLE),
         ("a-srpt", {"guide": "fill"}, Verdict.STABLE),
+        ("a-srpt", {}, Verdict.STABLE),  # the default guide is fill on one server
         ("a-srpt", {"guide": "list"}, Verdict.UNSTABLE),  # FirstFit on the area ranking
     ],
 )
