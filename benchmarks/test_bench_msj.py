@@ -6,8 +6,8 @@ Each policy runs as ``asrpt-opt simulate FILE --policy P --json`` (imports, load
 100 MB file, the compiled simulation, the validator, metrics with the stability verdict,
 bounds, JSON) and is compared with ``benchmarks/lean_fifo.py`` on the same file, timed in
 the same run. The goal (issue "A-SRPT keeps the cluster full") is under 60 s of wall time on
-the 2-core reference machine for ``a-srpt`` (fill guide), ``serverfilling-srpt`` and
-``fifo``; the ratio to the lean loop is what transfers between machines.
+the 2-core reference machine for ``a-srpt`` (its defaults: the fill guide on one server),
+``serverfilling-srpt`` and ``fifo``; the ratio to the lean loop is what transfers between machines.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from asrpt_opt.traces.synthetic import msj
 N_JOBS = 1_000_000
 LEAN = Path(__file__).with_name("lean_fifo.py")
 RUNS = {
-    "a-srpt": ["--param", "guide=fill"],
+    "a-srpt": [],
     "serverfilling-srpt": [],
     "fifo": [],
 }

@@ -1,14 +1,15 @@
 """Online scheduling policies: A-SRPT and the baselines, in a name registry.
 
 >>> sorted(POLICIES)  # doctest: +NORMALIZE_WHITESPACE
-['2d-las', 'a-srpt', 'fifo', 'firstfit-srpt', 'gittins', 'greedy-srpt', 'msf', 'prr',
- 'qssf', 'serverfilling', 'serverfilling-srpt', 'sjf', 'srpt', 'srsf', 'srtf',
- 'tiresias-2d-las', 'tiresias-gittins']
+['2d-las', 'a-srpt', 'easy-backfill', 'fifo', 'firstfit-srpt', 'gittins', 'greedy-srpt',
+ 'maxweight', 'msf', 'prr', 'qssf', 'serverfilling', 'serverfilling-srpt', 'sjf', 'srpt',
+ 'srsf', 'srtf', 'tiresias-2d-las', 'tiresias-gittins']
 """
 
 from __future__ import annotations
 
 from asrpt_opt.policies.asrpt import ASRPT
+from asrpt_opt.policies.easy import EasyBackfill
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.list_scheduler import ListScheduler
@@ -19,6 +20,7 @@ from asrpt_opt.policies.registry import POLICIES, make_policy, register_policy, 
 from asrpt_opt.policies.serverfilling import (
     FirstFitSRPT,
     GreedySRPT,
+    MaxWeight,
     ServerFilling,
     ServerFillingSRPT,
 )
@@ -38,10 +40,12 @@ __all__ = [
     "SRPT",
     "SRSF",
     "SRTF",
+    "EasyBackfill",
     "FirstFitSRPT",
     "Gittins",
     "GreedySRPT",
     "ListScheduler",
+    "MaxWeight",
     "MostServersFirst",
     "Policy",
     "PreferentialRoundRobin",

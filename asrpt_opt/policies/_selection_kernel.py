@@ -1,7 +1,7 @@
 """The compiled form of the policies that choose a set of jobs to serve at each decision
 (:mod:`asrpt_opt.policies._selection`): the multiserver-job policies
 (:mod:`asrpt_opt.policies.serverfilling`: ServerFilling, ServerFilling-SRPT, FirstFit-SRPT,
-Greedy-SRPT) and Preferential Round-Robin
+Greedy-SRPT, MaxWeight) and Preferential Round-Robin
 (:class:`~asrpt_opt.policies.prr.PreferentialRoundRobin`), for
 :mod:`asrpt_opt.sim.compiled.loop`.
 
@@ -23,7 +23,7 @@ from asrpt_opt._numba.hooks import StateType, implement
 from asrpt_opt.policies.serverfilling import ORDERS
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained, consolidate, record_start
-from asrpt_opt.sim.view import WAITING
+from asrpt_opt.sim.view import RUNNING, WAITING
 
 __all__ = [
     "RULES",
@@ -38,8 +38,8 @@ __all__ = [
 ]
 
 #: The selection rules, by code.
-RULES = ("serverfilling-srpt", "prr", "serverfilling", "firstfit-srpt", "greedy-srpt")
-_SF, _PRR, _SF_ARRIVAL, _FIRSTFIT, _GREEDY = range(len(RULES))
+RULES = ("serverfilling-srpt", "prr", "serverfilling", "firstfit-srpt", "greedy-srpt", "maxweight")
+_SF, _PRR, _SF_ARRIVAL, _FIRSTFIT, _GREEDY, _MAXWEIGHT = range(len(RULES))
 _AREA, _ARRIVAL = ORDERS.index("area"), ORDERS.index("arrival")
 
 
@@ -49,7 +49,7 @@ class SelectionStateType(StateType):
 
 
 class SelectionState(structref.StructRefProxy):
-    """The active jobs and PRR's quanta (:func:`new_state`)."""
+    """The active jobs, PRR's quanta and MaxWeight's list (:func:`new_state`)."""
 
 
 structref.define_proxy(
@@ -58,6 +58,7 @@ structref.define_proxy(
     [
         "rule", "order", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus",
         "released", "length_sum", "quantum", "quantum_end", "mark",
+        "shadow", "n_shadow", "widths", "width_of", "counts",
     ],
 )  # fmt: skip
 
@@ -68,15 +69,22 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
     (an index of :data:`~asrpt_opt.policies.serverfilling.ORDERS`); PRR's ``trust`` and
     ``quantum_s`` (NaN: half the mean predicted length)."""
     n = s.n
+    mw = rule == _MAXWEIGHT
+    widths = np.unique(s.gpus)
     return SelectionState(
         rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
         0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
+        np.empty(n if mw else 1, np.int64), 0, widths,
+        np.searchsorted(widths, s.gpus).astype(np.int64), np.zeros(widths.shape[0], np.int64),
     )  # fmt: skip
 
 
 @implement(loop.arrive, SelectionStateType)
 def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     activate(policy, sim, job)
+    if policy.rule == _MAXWEIGHT:
+        policy.shadow[policy.n_shadow] = job
+        policy.n_shadow += 1
     if policy.rule == _PRR:
         policy.released += 1
         policy.length_sum += sim.predicted[job] / sim.best_rate[job]
@@ -170,7 +178,49 @@ def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
         return fill_choice(p, s, ranked, fits, s.total_gpus)
     if fits:
         return ranked
+    if p.rule == _MAXWEIGHT:
+        return _max_weight(p, s, ranked)
     return _first_fit(s, ranked, p.rule == _GREEDY)
+
+
+@njit(cache=True)
+def _max_weight(p: Any, s: Any, ranked: Any) -> Any:
+    # MaxWeight.select: the heaviest class alone if it fills the GPUs, else first fit on the
+    # persistent list stably re-sorted by class weight.
+    total = s.total_gpus
+    p.counts[:] = 0
+    for j in ranked:
+        p.counts[p.width_of[j]] += 1
+    best, heaviest = -1, -1
+    for k in range(p.widths.shape[0]):  # ascending widths: ties to the widest
+        if p.counts[k] > 0 and p.counts[k] * total // p.widths[k] >= heaviest:
+            best, heaviest = k, p.counts[k] * total // p.widths[k]
+    if p.widths[best] * p.counts[best] >= total:
+        return ranked[s.gpus[ranked] == p.widths[best]][: total // p.widths[best]]
+    m = 0
+    for i in range(p.n_shadow):
+        j = p.shadow[i]
+        if s.status[j] == WAITING or s.status[j] == RUNNING:
+            p.shadow[m] = j
+            m += 1
+    p.n_shadow = m
+    key = np.empty(m, np.int64)
+    for i in range(m):
+        k = p.width_of[p.shadow[i]]
+        key[i] = -(p.counts[k] * total // p.widths[k])
+    p.shadow[:m] = p.shadow[:m][np.argsort(key, kind="mergesort")]
+    chosen = np.empty(m, np.int64)
+    n_chosen = 0
+    used = 0
+    for i in range(m):
+        j = p.shadow[i]
+        if used + s.gpus[j] <= total:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += s.gpus[j]
+            if used == total:
+                break
+    return chosen[:n_chosen]
 
 
 @njit(cache=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from asrpt_opt.errors import UsageError, lookup
 from asrpt_opt.policies.asrpt import ASRPT
+from asrpt_opt.policies.easy import EasyBackfill
 from asrpt_opt.policies.fifo import FIFO
 from asrpt_opt.policies.las2d import TwoDimensionalLAS
 from asrpt_opt.policies.msf import MostServersFirst
@@ -23,6 +24,7 @@ from asrpt_opt.policies.qssf import QSSF
 from asrpt_opt.policies.serverfilling import (
     FirstFitSRPT,
     GreedySRPT,
+    MaxWeight,
     ServerFilling,
     ServerFillingSRPT,
 )
@@ -61,6 +63,8 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "firstfit-srpt": FirstFitSRPT,
     "greedy-srpt": GreedySRPT,
     "msf": MostServersFirst,
+    "maxweight": MaxWeight,
+    "easy-backfill": EasyBackfill,
     "gittins": Gittins,
     "prr": PreferentialRoundRobin,
 }

@@ -188,6 +188,8 @@ def test_demo_writes_table_and_plots(capsys, tmp_path):
         "firstfit-srpt",
         "greedy-srpt",
         "msf",
+        "easy-backfill",
+        "maxweight",
         "prr",
     }
     assert all(p["ratio_to_lower_bound"] >= 1 for p in data["policies"].values())
@@ -266,7 +268,7 @@ def test_usage_errors_are_one_line(capsys):
     assert out == ""
     assert err.count("\n") == 1
     assert err.startswith("asrpt-opt: error: asrpt-opt simulate: argument --policy: ")
-    assert "unknown policy 'lifo' (known: 2d-las, a-srpt, fifo" in err
+    assert "unknown policy 'lifo' (known: 2d-las, a-srpt, easy-backfill, fifo" in err
 
 
 @pytest.mark.parametrize(

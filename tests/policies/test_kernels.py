@@ -40,7 +40,14 @@ def test_list_rules_are_the_kernels_keys():
 def test_selection_rules_are_the_policies_names():
     from asrpt_opt.policies import _selection_kernel
 
-    names = ("serverfilling-srpt", "serverfilling", "firstfit-srpt", "greedy-srpt", "prr")
+    names = (
+        "serverfilling-srpt",
+        "serverfilling",
+        "firstfit-srpt",
+        "greedy-srpt",
+        "prr",
+        "maxweight",
+    )
     assert set(_selection_kernel.RULES) == {make_policy(name).name for name in names}
 
 

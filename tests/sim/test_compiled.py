@@ -49,6 +49,8 @@ RULE_PARAMS = [
     ("greedy-srpt", {}),
     ("msf", {}),
     ("msf", {"preemptive": False}),
+    ("easy-backfill", {}),
+    ("maxweight", {}),
     ("prr", {}),
     ("prr", {"trust": 1.0, "quantum_s": 150.0}),
     ("tiresias-2d-las", {}),
