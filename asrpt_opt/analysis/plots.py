@@ -105,8 +105,8 @@ HIGHLIGHT = "tab:red"
 
 def policy_colours(names: Sequence[str]) -> list[Any]:
     """One distinct colour per policy name: A-SRPT in :data:`HIGHLIGHT`, the others from
-    ``tab20`` (its reds left out, they are A-SRPT's alone), so up to 17 baselines never share
-    a colour.
+    ``tab20`` then ``tab20b`` (their reds left out, they are A-SRPT's alone), so up to 26
+    baselines never share a colour.
 
     Parameters
     ----------
@@ -124,8 +124,10 @@ def policy_colours(names: Sequence[str]) -> list[Any]:
         return r > 0.75 and g < 0.6 and b < 0.6
 
     # Dark shades first (tab20 alternates dark and light), then the light ones.
-    tab20 = plt.get_cmap("tab20")
+    # Then tab20b's, for a registry past 18 baselines.
+    tab20, tab20b = plt.get_cmap("tab20"), plt.get_cmap("tab20b")
     shades = [tab20(i) for i in range(0, 20, 2)] + [tab20(i) for i in range(1, 20, 2)]
+    shades += [tab20b(i) for i in range(0, 20, 2)]
     others = [c for c in shades if not reddish(c)]
     out: list[Any] = []
     k = 0
