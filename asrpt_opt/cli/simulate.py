@@ -342,7 +342,7 @@ def add_parsers(sub: Any) -> None:
         type=registry_name(METHODS, "placement method"),
         metavar="METHOD",
         help=f"how DNN jobs' GPUs are chosen: one of {', '.join(METHODS)} (default: the "
-        "policy's own, mincut for a-srpt, consolidate for the baselines)",
+        "policy's own: consolidate for the built-in policies)",
     )
     p.add_argument("--mu", type=finite(1), default=2.0, help="noisy predictor's distortion")
     p.add_argument(
@@ -402,7 +402,7 @@ def add_parsers(sub: Any) -> None:
         type=registry_name(METHODS, "placement method"),
         metavar="METHOD",
         help=f"how DNN jobs' GPUs are chosen, for every policy: one of {', '.join(METHODS)} "
-        "(default: each policy's own, mincut for a-srpt, consolidate for the baselines)",
+        "(default: each policy's own: consolidate for the built-in policies)",
     )
     p.add_argument(
         "--predictor",

@@ -124,7 +124,10 @@ class ASRPT(ListScheduler):
 
     name = "a-srpt"
     preemptive = True
-    default_placement = "mincut"
+    # Consolidation, not the graph methods: placing one job at a time by its cut can break up
+    # whole servers a later wide job needed, and no per-job rule we measured avoids that on
+    # every workload (docs/placement.md, "Which placement A-SRPT uses").
+    default_placement = "consolidate"
     _core = "a-srpt"
 
     def __init__(

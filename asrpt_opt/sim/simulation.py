@@ -75,8 +75,9 @@ def simulate(
         :data:`~asrpt_opt.placement.METHODS` (``mincut``, ``ilp``, ``greedy``,
         ``consolidate``, ...) or a callable with :func:`~asrpt_opt.placement.place`'s
         contract (see :mod:`asrpt_opt.sim.placer`). Defaults to the policy's
-        ``default_placement``: ``mincut`` for A-SRPT, Tiresias' ``consolidate`` for the
-        baselines. Abstract jobs are always consolidated.
+        ``default_placement``: Tiresias' ``consolidate`` for every built-in policy
+        (docs/placement.md says why A-SRPT's is not a graph method). Abstract jobs are
+        always consolidated.
     engine : {"auto", "python", "compiled"}
         Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
         list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
