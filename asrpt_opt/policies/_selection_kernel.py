@@ -209,18 +209,7 @@ def _max_weight(p: Any, s: Any, ranked: Any) -> Any:
         k = p.width_of[p.shadow[i]]
         key[i] = -(p.counts[k] * total // p.widths[k])
     p.shadow[:m] = p.shadow[:m][np.argsort(key, kind="mergesort")]
-    chosen = np.empty(m, np.int64)
-    n_chosen = 0
-    used = 0
-    for i in range(m):
-        j = p.shadow[i]
-        if used + s.gpus[j] <= total:
-            chosen[n_chosen] = j
-            n_chosen += 1
-            used += s.gpus[j]
-            if used == total:
-                break
-    return chosen[:n_chosen]
+    return _first_fit(s, p.shadow[:m], False)
 
 
 @njit(cache=True)

@@ -133,14 +133,7 @@ class _MultiserverPolicy:
         gpus = view.job_gpus[ranked].tolist()
         if self._fit == "serverfilling":
             return server_filling(ranked, gpus, view.total_gpus)
-        chosen, used = [], 0
-        for j, g in zip(ranked, gpus, strict=True):
-            if used + g <= view.total_gpus:
-                chosen.append(j)
-                used += g
-            elif self._fit == "greedy":
-                break
-        return chosen
+        return _first_fit(ranked, gpus, view.total_gpus, greedy=self._fit == "greedy")
 
     def decide(self, view: ClusterView) -> Decision:
         """Preempt the running jobs not selected, then start the selected waiting ones."""
@@ -161,6 +154,19 @@ class _MultiserverPolicy:
         if not starts and not preempts:
             return NO_DECISION
         return Decision(starts=starts, preempts=preempts)
+
+
+def _first_fit(ranked: list[int], gpus: list[int], total: int, *, greedy: bool) -> list[int]:
+    # The ranked jobs that fit in turn in ``total`` GPUs; ``greedy`` stops at the first that
+    # does not.
+    chosen, used = [], 0
+    for j, g in zip(ranked, gpus, strict=True):
+        if used + g <= total:
+            chosen.append(j)
+            used += g
+        elif greedy:
+            break
+    return chosen
 
 
 def server_filling(
@@ -362,14 +368,7 @@ class MaxWeight(_MultiserverPolicy):
             return [j for j in ranked if gpus[j] == best][: total // best]
         self._shadow = [j for j in self._shadow if j in self._active]
         self._shadow.sort(key=lambda j: -weight[int(gpus[j])])
-        chosen, used = [], 0
-        for j in self._shadow:
-            if used + int(gpus[j]) <= total:
-                chosen.append(j)
-                used += int(gpus[j])
-                if used == total:
-                    break
-        return chosen
+        return _first_fit(self._shadow, gpus[self._shadow].tolist(), total, greedy=False)
 
 
 _BUILT_IN = (ServerFillingSRPT, ServerFilling, FirstFitSRPT, GreedySRPT, MaxWeight)
