@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
@@ -59,50 +60,106 @@ class EasyBackfill:
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Empty the queue."""
-        self._queue: dict[int, None] = {}  # waiting jobs in arrival order
+        n = view.job_gpus.shape[0]
+        # The queue is every arrived job in arrival order, from ``_lo`` on, less those no
+        # longer waiting: a decision reads it as one array instead of walking a dict.
+        self._order = np.empty(n, np.int64)
+        self._waiting = np.zeros(n, bool)
+        self._lo = self._n = 0
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """Queue the job last."""
-        self._queue[job] = None
+        self._order[self._n] = job
+        self._n += 1
+        self._waiting[job] = True
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Nothing to do: running jobs are not queued."""
+
+    def _queue(self) -> NDArray[np.int64]:
+        window = self._order[self._lo : self._n]
+        waiting = self._waiting[window]
+        self._lo += int(np.argmax(waiting)) if waiting.any() else window.size
+        return window[waiting]
 
     def decide(self, view: ClusterView) -> Decision:
         """Start jobs in arrival order; past the first that cannot start, backfill only
         what does not delay its reservation."""
         total = view.total_free
-        if not self._queue or total == 0:
+        if not total:
             return NO_DECISION
-        now = view.now_s
+        queue = self._queue()
+        if not queue.size:
+            return NO_DECISION
         free = view.free_gpus.copy()
         starts: list[Start] = []
         ends: list[float] = []
-        shadow, extra = np.nan, 0
-        for job in self._queue:
-            if total == 0:
-                break
+        head = len(queue)
+        for k in range(queue.size):  # usually a few: converting the whole queue would cost more
+            job = int(queue[k])
             width = int(view.job_gpus[job])
             allocation = view.place(job, free) if width <= total else None
             if allocation is None:
-                if np.isnan(shadow):
-                    shadow, extra = _reserve(view, width, total, starts, ends)
-                continue
-            end = now + float(view.predicted_work[job]) / view.rate_on(job, allocation)
-            if not np.isnan(shadow) and end > shadow:
-                if width > extra:
+                head = k
+                break
+            total = self._start(view, job, allocation, free, total, starts, ends)
+            if total == 0:
+                break
+        if total and head < len(queue):
+            shadow, extra = _reserve(view, int(view.job_gpus[queue[head]]), total, starts, ends)
+            jobs, soonest = _candidates(view, queue[head + 1 :], total, shadow, extra)
+            for job, first_end in zip(jobs.tolist(), soonest.tolist(), strict=True):
+                width = int(view.job_gpus[job])
+                if width > extra and first_end > shadow:
+                    continue  # the extra GPUs went to earlier backfills
+                allocation = view.place(job, free) if width <= total else None
+                if allocation is None:
                     continue
-                extra -= width
-            for s, c in allocation:
-                free[s] -= c
-            total -= width
-            starts.append(Start(job, allocation))
-            ends.append(end)
+                end = view.now_s + float(view.predicted_work[job]) / view.rate_on(job, allocation)
+                if end > shadow:
+                    if width > extra:
+                        continue
+                    extra -= width
+                total = self._start(view, job, allocation, free, total, starts, ends, end)
+                if total == 0:
+                    break
         if not starts:
             return NO_DECISION
-        for start in starts:
-            del self._queue[start.job]
         return Decision(starts=tuple(starts))
+
+    def _start(
+        self,
+        view: ClusterView,
+        job: int,
+        allocation: Allocation,
+        free: NDArray[np.int64],
+        total: int,
+        starts: list[Start],
+        ends: list[float],
+        end: float | None = None,
+    ) -> int:
+        # Start ``job`` on ``allocation``: the GPUs left free in all.
+        if end is None:
+            end = view.now_s + float(view.predicted_work[job]) / view.rate_on(job, allocation)
+        for s, c in allocation:
+            free[s] -= c
+        starts.append(Start(job, allocation))
+        ends.append(end)
+        self._waiting[job] = False
+        return total - int(view.job_gpus[job])
+
+
+def _candidates(
+    view: ClusterView, rest: NDArray[np.int64], total: int, shadow: float, extra: int
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    # The jobs behind the head that backfilling might start, with their soonest predicted
+    # ends: they fit in the free GPUs, and either need no more than the extra GPUs or could
+    # end by the shadow time at their best rate (a job's rate never exceeds its best rate,
+    # so no other job can pass the tests).
+    width = view.job_gpus[rest]
+    soonest = view.now_s + view.predicted_work[rest] / view.best_rate[rest]
+    keep = (width <= total) & ((width <= extra) | (soonest <= shadow))
+    return rest[keep], soonest[keep]
 
 
 def _reserve(
@@ -117,13 +174,12 @@ def _reserve(
     left = np.maximum(view.predicted_work[running] - view.running_attained_work(), 0.0)
     jobs = np.concatenate([running, np.array([s.job for s in starts], np.int64)])
     end = np.concatenate([view.now_s + left / view.running_rate(), np.array(ends)])
-    gpus: NDArray[np.int64] = view.job_gpus[jobs]
-    avail = total
-    for k in np.lexsort((jobs, end)).tolist():
-        avail += int(gpus[k])
-        if avail >= width:
-            return float(end[k]), avail - width
-    return np.inf, 0  # cannot happen: every job fits the empty cluster
+    order = np.lexsort((jobs, end))
+    avail = total + np.cumsum(view.job_gpus[jobs[order]])
+    first = int(np.searchsorted(avail, width))  # the first end with enough GPUs free
+    if first == order.size:
+        return np.inf, 0  # cannot happen: every job fits the empty cluster
+    return float(end[order[first]]), int(avail[first]) - width
 
 
 def _easy_state(state: Any) -> Any:

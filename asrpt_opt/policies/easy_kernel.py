@@ -82,6 +82,13 @@ def _easy(p: Any, s: Any, now: float) -> None:
     while job != n and total > 0:
         after = p.nxt[job]
         width = s.gpus[job]
+        if (
+            not np.isnan(shadow)
+            and width > extra
+            and now + s.predicted[job] / s.best_rate[job] > shadow
+        ):
+            job = after  # _candidates: it cannot end by the shadow time at any rate
+            continue
         used = consolidate(s.d_free, width, s.out_s, s.out_c) if width <= total else 0
         if used == 0:
             if np.isnan(shadow):
