@@ -7,7 +7,7 @@ step.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.view import WAITING, ClusterView, Start
 
-__all__ = ["selection_state", "serve"]
+__all__ = ["RankedWaiting", "fit_in_order", "selection_state", "serve"]
 
 
 def serve(
@@ -48,18 +48,19 @@ def serve(
     (tuple of Start, tuple of int)
         The starts and the preemptions.
     """
-    keep = set(chosen)
+    # Membership as arrays: a decision touches each running job in C, and in Python only
+    # the jobs it preempts or starts.
+    chosen_arr = np.asarray(chosen, dtype=np.int64)
+    running = view.running_jobs()
     free = view.free_gpus.copy()
-    preempts = []
-    for j in view.running_jobs().tolist() if preempt_others else ():
-        if j not in keep:
-            held = view.allocation(j)
-            assert held is not None
-            for s, c in held:
-                free[s] += c
-            preempts.append(j)
+    preempts = running[~np.isin(running, chosen_arr)].tolist() if preempt_others else []
+    for j in preempts:
+        held = view.allocation(j)
+        assert held is not None
+        for s, c in held:
+            free[s] += c
     starts = []
-    for j in chosen:
+    for j in chosen_arr[~np.isin(chosen_arr, running)].tolist():
         if view.status(j) != WAITING:
             continue
         allocation = view.place(j, free) if place is None else place(j, free)
@@ -69,6 +70,100 @@ def serve(
             free[s] -= c
         starts.append(Start(j, allocation))
     return tuple(starts), tuple(preempts)
+
+
+def fit_in_order(
+    gpus: NDArray[np.int64], total: int, *, greedy: bool
+) -> tuple[NDArray[np.bool_], bool]:
+    """First fit in order: which jobs of widths ``gpus`` fit in turn in ``total`` GPUs.
+
+    Parameters
+    ----------
+    gpus : ndarray of int
+        Widths, in the order the jobs are considered.
+    total : int
+        GPUs to fill.
+    greedy : bool
+        Stop at the first job that does not fit instead of skipping it.
+
+    Returns
+    -------
+    (ndarray of bool, bool)
+        The jobs taken, and whether the rule stopped by itself (the GPUs are full, or
+        ``greedy`` met a job that does not fit) rather than at the end of ``gpus``.
+
+    Examples
+    --------
+    >>> fit_in_order(np.array([2, 4, 1, 1]), 4, greedy=False)
+    (array([ True, False,  True,  True]), True)
+    >>> fit_in_order(np.array([2, 4, 1, 1]), 4, greedy=True)
+    (array([ True, False, False, False]), True)
+    """
+    taken = np.zeros(gpus.size, bool)
+    pos, left = 0, total
+    while pos < gpus.size and left > 0:
+        # A run of jobs that fit one after another, then skip to the next that fits.
+        run = int(np.searchsorted(np.cumsum(gpus[pos:]), left, side="right"))
+        taken[pos : pos + run] = True
+        left -= int(gpus[pos : pos + run].sum())
+        pos += run
+        if pos == gpus.size or left == 0:
+            break
+        if greedy:
+            return taken, True
+        fits = np.flatnonzero(gpus[pos:] <= left)
+        if fits.size == 0:
+            return taken, False
+        pos += int(fits[0])
+    return taken, left == 0
+
+
+class RankedWaiting:
+    """The waiting jobs of a policy whose rank key does not change while a job waits, kept
+    sorted by (key, job).
+
+    Jobs that start waiting (:meth:`add`) get their key at the next :meth:`sync`, from the
+    simulation's own state at that instant; :meth:`remove` takes started jobs out. A
+    decision then reads the most urgent waiting jobs as a slice instead of ranking them all.
+    """
+
+    def __init__(self) -> None:
+        self.jobs: NDArray[np.int64] = np.empty(0, np.int64)
+        self.keys: NDArray[np.float64] = np.empty(0, np.float64)
+        self._pending: list[int] = []
+
+    def __len__(self) -> int:
+        return self.jobs.size + len(self._pending)
+
+    def add(self, jobs: Iterable[int]) -> None:
+        """Jobs that start waiting."""
+        self._pending.extend(jobs)
+
+    def remove(self, jobs: Sequence[int]) -> None:
+        """Jobs that no longer wait (after a :meth:`sync`: none may be pending)."""
+        assert not self._pending, "sync() before remove()"
+        if len(jobs):
+            keep = ~np.isin(self.jobs, np.asarray(jobs, dtype=np.int64))
+            self.jobs, self.keys = self.jobs[keep], self.keys[keep]
+
+    def sync(self, key_of: Callable[[NDArray[np.int64]], NDArray[np.float64]]) -> None:
+        """Key the pending jobs with ``key_of(jobs)`` and merge them in."""
+        if not self._pending:
+            return
+        new = np.array(self._pending, dtype=np.int64)
+        self._pending = []
+        keys = np.asarray(key_of(new), dtype=np.float64)
+        order = np.lexsort((new, keys))
+        new, keys = new[order], keys[order]
+        at = np.searchsorted(self.keys, keys, side="left")
+        ties = np.flatnonzero(at < np.searchsorted(self.keys, keys, side="right"))
+        for k in ties.tolist():  # equal keys: by job index among them
+            lo = int(at[k])
+            run = self.keys[lo:] == keys[k]
+            hi = lo + (int(np.argmin(run)) if not run.all() else run.size)
+            at[k] = lo + int(np.searchsorted(self.jobs[lo:hi], new[k]))
+        self.jobs = np.insert(self.jobs, at, new)
+        self.keys = np.insert(self.keys, at, keys)
 
 
 def selection_state(

@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies._selection import selection_state, serve
+from asrpt_opt.policies._selection import fit_in_order, selection_state, serve
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
@@ -80,6 +80,7 @@ class PreferentialRoundRobin:
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job; the first quantum starts with the first decision."""
         self._active: dict[int, int] = {}  # job -> release order
+        self._release_order = np.zeros(view.job_gpus.shape[0], np.int64)  # the same, as an array
         self._waiting: set[int] = set()
         self._active_gpus = 0
         self._released = 0
@@ -90,6 +91,7 @@ class PreferentialRoundRobin:
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """The job joins the released, unfinished jobs."""
         self._active[job] = self._released
+        self._release_order[job] = self._released
         self._waiting.add(job)
         self._active_gpus += int(view.job_gpus[job])
         self._released += 1
@@ -139,7 +141,7 @@ class PreferentialRoundRobin:
         if len(pool) < 2:
             return list(pool)  # nothing to sort (the usual case when every job fits)
         index = np.fromiter(pool, np.int64, len(pool))
-        arrival = np.fromiter((self._active[j] for j in index.tolist()), np.int64, index.size)
+        arrival = self._release_order[index]
         attained = view.attained_work_of(index)
         rate = view.best_rate[index]
         if self.predicted_quantum(self._quantum):
@@ -171,12 +173,9 @@ class PreferentialRoundRobin:
             starts, preempts = serve(chosen, view, preempt_others=False)
             self._note(starts, preempts)
             return Decision(starts=starts, preempts=preempts)
-        chosen = []
-        used = 0
-        for j in self.order(view):
-            if used + int(gpus[j]) <= total:
-                chosen.append(j)
-                used += int(gpus[j])
+        ordered = np.asarray(self.order(view), dtype=np.int64)
+        taken, _ = fit_in_order(gpus[ordered], total, greedy=False)
+        chosen = ordered[taken].tolist()
         starts, preempts = serve(chosen, view)
         self._note(starts, preempts)
         # Another quantum matters only while some released job is left out.

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies._selection import selection_state, serve
+from asrpt_opt.policies._selection import RankedWaiting, fit_in_order, selection_state, serve
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
@@ -84,13 +84,13 @@ class _MultiserverPolicy:
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""
         self._active: set[int] = set()
-        self._waiting: set[int] = set()
+        self._waiting = RankedWaiting()
         self._active_gpus = 0
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """The job joins the released, unfinished jobs."""
         self._active.add(job)
-        self._waiting.add(job)
+        self._waiting.add((job,))
         self._active_gpus += int(view.job_gpus[job])
 
     def on_completion(self, job: int, view: ClusterView) -> None:
@@ -111,12 +111,20 @@ class _MultiserverPolicy:
         -------
         list of int
         """
+        return [int(j) for j in jobs[np.lexsort((jobs, self._keys(jobs, view)))]]
+
+    def _keys(
+        self,
+        jobs: NDArray[np.int64],
+        view: ClusterView,
+        attained: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        # The rank keys of ``jobs`` (``attained``: their attained work, when known).
         if self.order == "arrival":
-            return [int(j) for j in jobs[np.lexsort((jobs, view.job_release_s[jobs]))]]
-        left = (view.predicted_work[jobs] - view.attained_work_of(jobs)) / view.best_rate[jobs]
-        if self.order == "area":
-            left = left * view.job_gpus[jobs]
-        return [int(j) for j in jobs[np.lexsort((jobs, left))]]
+            return view.job_release_s[jobs]
+        done = view.attained_work_of(jobs) if attained is None else attained
+        left = (view.predicted_work[jobs] - done) / view.best_rate[jobs]
+        return left * view.job_gpus[jobs] if self.order == "area" else left
 
     def select(self, view: ClusterView) -> list[int]:
         """The jobs served now, in the order they are started.
@@ -129,44 +137,116 @@ class _MultiserverPolicy:
         -------
         list of int
         """
-        ranked = self.rank(np.fromiter(self._active, np.int64, len(self._active)), view)
-        gpus = view.job_gpus[ranked].tolist()
+        # A waiting job's key is fixed, so the waiting jobs stay sorted and only the running
+        # ones are re-keyed. The rule reads the ranking of the running jobs and the ``m``
+        # most urgent waiting ones, which is exact up to the last of those; ``m`` doubles
+        # until the rule has decided within that part.
+        self._waiting.sync(lambda jobs: self._keys(jobs, view))
+        running = view.running_jobs()
+        keys = self._keys(running, view, view.running_attained_work())
+        by_job = np.argsort(running)
+        running, keys = running[by_job], keys[by_job]
+        queue = self._waiting
+        m = min(len(queue), max(32, 2 * view.total_free))
+        while True:
+            jobs = np.concatenate([running, queue.jobs[:m]])
+            order = _by_key_then_job(jobs, np.concatenate([keys, queue.keys[:m]]), running.size)
+            known = order.size if m == len(queue) else int(np.argmax(order == order.size - 1)) + 1
+            chosen = self._fit_ranked(jobs[order], view, known, complete=m == len(queue))
+            if chosen is not None:
+                return chosen
+            m = min(len(queue), 2 * m)
+
+    def _fit_ranked(
+        self, ranked: NDArray[np.int64], view: ClusterView, known: int, *, complete: bool
+    ) -> list[int] | None:
+        # The chosen jobs, if the fit rule decides within ``ranked[:known]``.
+        gpus = view.job_gpus[ranked[:known]]
+        total = view.total_gpus
         if self._fit == "serverfilling":
-            return server_filling(ranked, gpus, view.total_gpus)
-        return _first_fit(ranked, gpus, view.total_gpus, greedy=self._fit == "greedy")
+            picked = fill_ranked(gpus, total, complete=complete)
+        else:
+            taken, stopped = fit_in_order(gpus, total, greedy=self._fit == "greedy")
+            picked = np.flatnonzero(taken) if stopped or complete else None
+        return None if picked is None else ranked[picked].tolist()
 
     def decide(self, view: ClusterView) -> Decision:
         """Preempt the running jobs not selected, then start the selected waiting ones."""
         if not self._active:
             return NO_DECISION
+        # Key the jobs that started waiting now, whichever way select() goes, so that the
+        # starts below are taken out of one sorted array.
+        self._waiting.sync(lambda jobs: self._keys(jobs, view))
         if self._active_gpus <= view.total_gpus:
             # Every released job fits: start the waiting ones (widest first under
             # ServerFilling, as select() would order them).
-            order = self.rank(np.fromiter(self._waiting, np.int64, len(self._waiting)), view)
+            order = self._waiting.jobs.tolist()
             if self._fit == "serverfilling":
                 gpus = view.job_gpus
                 order = sorted(order, key=lambda j: -int(gpus[j]))  # stable: rank among equals
             starts, preempts = serve(order, view, preempt_others=False)
         else:
             starts, preempts = serve(self.select(view), view)
-        self._waiting.difference_update(st.job for st in starts)
-        self._waiting.update(preempts)
+        self._waiting.remove([st.job for st in starts])
+        self._waiting.add(preempts)
         if not starts and not preempts:
             return NO_DECISION
         return Decision(starts=starts, preempts=preempts)
 
 
-def _first_fit(ranked: list[int], gpus: list[int], total: int, *, greedy: bool) -> list[int]:
-    # The ranked jobs that fit in turn in ``total`` GPUs; ``greedy`` stops at the first that
-    # does not.
-    chosen, used = [], 0
-    for j, g in zip(ranked, gpus, strict=True):
-        if used + g <= total:
-            chosen.append(j)
-            used += g
-        elif greedy:
-            break
-    return chosen
+def _by_key_then_job(
+    jobs: NDArray[np.int64], keys: NDArray[np.float64], split: int
+) -> NDArray[np.intp]:
+    # np.lexsort((jobs, keys)) for jobs[:split] and jobs[split:] each in (key, job) order
+    # already by job among equal keys: a stable sort on the keys alone is then the same
+    # unless a key is shared across the two parts, and several times faster.
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    tied = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if tied.size and np.any((order[tied] < split) != (order[tied + 1] < split)):
+        return np.lexsort((jobs, keys))
+    return order
+
+
+def fill_ranked(
+    gpus: NDArray[np.int64], total: int, *, cap: int | None = None, complete: bool = True
+) -> NDArray[np.int64] | None:
+    """ServerFilling on a ranking given by its widths: :func:`server_filling`'s rule, as
+    positions in the ranking, in the order the jobs start.
+
+    Parameters
+    ----------
+    gpus : ndarray of int
+        Widths of the ranked jobs known so far.
+    total : int
+    cap : int, optional
+        As ``server_gpus`` of :func:`server_filling`.
+    complete : bool
+        Whether ``gpus`` is the whole ranking; if not, None is returned when the rule would
+        need to look past it.
+
+    Returns
+    -------
+    ndarray of int or None
+    """
+    covered = np.cumsum(gpus)
+    prefix = int(np.searchsorted(covered, total, side="left")) + 1
+    if prefix > gpus.size and not complete:
+        return None
+    width = np.minimum(gpus[:prefix], total if cap is None else cap)
+    head = np.argsort(-width, kind="stable")  # widest first, in rank order among equals
+    taken, _ = fit_in_order(gpus[head], total, greedy=False)
+    picked = head[taken]
+    left = total - int(gpus[picked].sum())
+    if left == 0:
+        return picked
+    unpicked = np.ones(gpus.size, bool)
+    unpicked[picked] = False
+    rest = np.flatnonzero(unpicked)
+    more, stopped = fit_in_order(gpus[rest], left, greedy=False)
+    if not (stopped or complete):
+        return None
+    return np.concatenate([picked, rest[more]])
 
 
 def server_filling(
@@ -203,29 +283,9 @@ def server_filling(
     >>> server_filling([0, 1, 2], [4, 8, 4], 16, server_gpus=4)  # 8 counts as 4: rank order
     [0, 1, 2]
     """
-    cap = total if server_gpus is None else server_gpus
-    prefix: list[int] = []
-    covered = 0
-    for k in range(len(ranked)):
-        if covered >= total:
-            break
-        prefix.append(k)
-        covered += gpus[k]
-    chosen: list[int] = []
-    used = 0
-    for k in sorted(prefix, key=lambda k: (-min(gpus[k], cap), k)):
-        if used + gpus[k] <= total:
-            chosen.append(ranked[k])
-            used += gpus[k]
-    picked = set(chosen)
-    for k, j in enumerate(ranked):
-        if used >= total:
-            break
-        if j not in picked and used + gpus[k] <= total:
-            chosen.append(j)
-            picked.add(j)
-            used += gpus[k]
-    return chosen
+    picked = fill_ranked(np.asarray(gpus, dtype=np.int64), total, cap=server_gpus)
+    assert picked is not None
+    return [ranked[k] for k in picked.tolist()]
 
 
 class ServerFillingSRPT(_MultiserverPolicy):
@@ -340,12 +400,30 @@ class MaxWeight(_MultiserverPolicy):
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""
         super().reset(view, rng)
-        self._shadow: list[int] = []
+        n = view.job_gpus.shape[0]
+        self._alive = np.zeros(n, bool)
+        self._count: dict[int, int] = {}  # released jobs by width
+        self._arrived = np.empty(n, np.int64)  # in arrival order, from _lo on
+        self._lo = self._n = 0
+        self._shadow = np.empty(0, np.int64)  # the persistent list, then the newcomers
+        self._new: list[int] = []
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """The job joins the released jobs and the end of the persistent list."""
         super().on_arrival(job, view)
-        self._shadow.append(job)
+        width = int(view.job_gpus[job])
+        self._count[width] = self._count.get(width, 0) + 1
+        self._alive[job] = True
+        self._arrived[self._n] = job
+        self._n += 1
+        self._new.append(job)
+
+    def on_completion(self, job: int, view: ClusterView) -> None:
+        """The job leaves."""
+        if self._alive[job]:
+            self._alive[job] = False
+            self._count[int(view.job_gpus[job])] -= 1
+        super().on_completion(job, view)
 
     def select(self, view: ClusterView) -> list[int]:
         """The jobs served now (see the class docstring).
@@ -360,15 +438,22 @@ class MaxWeight(_MultiserverPolicy):
         """
         total = view.total_gpus
         gpus = view.job_gpus
-        ranked = self.rank(np.fromiter(self._active, np.int64, len(self._active)), view)
-        widths, counts = np.unique(gpus[ranked], return_counts=True)
-        weight = {int(w): int(c) * total // int(w) for w, c in zip(widths, counts, strict=True)}
+        weight = {w: c * total // w for w, c in self._count.items() if c}
         best = max(weight, key=lambda w: (weight[w], w))
-        if best * int(counts[np.searchsorted(widths, best)]) >= total:
-            return [j for j in ranked if gpus[j] == best][: total // best]
-        self._shadow = [j for j in self._shadow if j in self._active]
-        self._shadow.sort(key=lambda j: -weight[int(gpus[j])])
-        return _first_fit(self._shadow, gpus[self._shadow].tolist(), total, greedy=False)
+        if best * self._count[best] >= total:
+            window = self._arrived[self._lo : self._n]
+            alive = self._alive[window]
+            self._lo += int(np.argmax(alive))  # finished jobs ahead of the oldest released one
+            released = window[alive]
+            return released[gpus[released] == best][: total // best].tolist()
+        shadow = np.concatenate([self._shadow, np.array(self._new, np.int64)])
+        self._new = []
+        shadow = shadow[self._alive[shadow]]
+        lookup = np.zeros(int(gpus.max()) + 1, np.int64)
+        lookup[list(weight)] = list(weight.values())
+        self._shadow = shadow[np.argsort(-lookup[gpus[shadow]], kind="stable")]
+        taken, _ = fit_in_order(gpus[self._shadow], total, greedy=False)
+        return self._shadow[taken].tolist()
 
 
 _BUILT_IN = (ServerFillingSRPT, ServerFilling, FirstFitSRPT, GreedySRPT, MaxWeight)

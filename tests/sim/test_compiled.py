@@ -108,6 +108,27 @@ def test_compiled_schedules_equal_pythons(policy, params, seed):
     _same(a, b)
 
 
+def _bursty_instance(seed: int) -> Instance:
+    # Bursts of simultaneous arrivals on a few servers, whole-second durations (ties): the
+    # released jobs alternate between fitting all at once and not.
+    rng = np.random.default_rng(seed)
+    n_bursts, per_burst = 4, 40
+    release = np.repeat(np.arange(n_bursts) * 300.0, per_burst)
+    widths = rng.choice([1, 2, 4, 8], size=release.size, p=[0.6, 0.2, 0.1, 0.1])
+    duration = np.round(rng.lognormal(5.0, 1.2, release.size)) + 1.0
+    jobs = tuple(
+        Job(id=f"b{k}", release_s=float(r), gpus=int(g), duration_s=float(d))
+        for k, (r, g, d) in enumerate(zip(release, widths, duration, strict=True))
+    )
+    return Instance(name=f"bursty-{seed}", cluster=Cluster(servers=(8, 8, 4, 8)), jobs=jobs)
+
+
+@pytest.mark.parametrize(("policy", "params"), RULE_PARAMS)
+@pytest.mark.parametrize("seed", range(2))
+def test_compiled_schedules_equal_pythons_on_bursts(policy, params, seed):
+    _same(*_both(_bursty_instance(seed), policy, restore_overhead_s=0.5 * seed, **params))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3, 60))
 def test_compiled_schedules_equal_pythons_many(seed):

@@ -1,0 +1,82 @@
+"""Every policy against the lean loop on bursts: whole processes, ratios in the same run.
+
+``pytest benchmarks/test_bench_bursts.py -s``. Two inputs of the Alibaba PAI simulator's
+shape (widths 1/2/4/8 GPUs for 77/11/7/5% of jobs, lognormal durations with a median of
+12 minutes and a tail to 6 days, 813 servers of 8 GPUs): ``pai-bursts`` has 20 bursts of
+1,000 simultaneous jobs, one a minute (its "1,000 arrivals per minute"); ``one-burst`` has
+10,000 jobs at one instant. Each registered policy runs as ``asrpt-opt simulate FILE --policy
+P --json`` with ``engine="auto"`` and is compared with ``benchmarks/lean_fifo.py`` on the same
+file; FIFO's mean JCT must equal the lean loop's. The goal (issue "every policy near the
+limit under bursts") is 3x; README records where each policy stands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asrpt_opt.model import Cluster, Instance, Job
+from asrpt_opt.model.io import dump_instance
+from asrpt_opt.policies.registry import POLICIES
+from benchmarks.test_bench_lean import LEAN, _timed
+
+#: (bursts, jobs per burst) of each input.
+INPUTS = {"pai-bursts": (20, 1000), "one-burst": (1, 10_000)}
+
+
+def pai_bursts(n_bursts: int, per_burst: int, *, gap_s: float = 60.0, seed: int = 0) -> Instance:
+    """``n_bursts`` bursts of ``per_burst`` simultaneous PAI-shaped jobs, ``gap_s`` apart."""
+    rng = np.random.default_rng(seed)
+    n = n_bursts * per_burst
+    release = np.repeat(np.arange(n_bursts) * gap_s, per_burst)
+    widths = rng.choice([1, 2, 4, 8], size=n, p=[0.77, 0.11, 0.07, 0.05])
+    duration = np.round(rng.lognormal(np.log(720.0), 1.6, n), 1) + 1.0
+    duration = np.minimum(duration, 6 * 86400.0)
+    jobs = tuple(
+        Job(id=str(k), release_s=float(release[k]), gpus=int(widths[k]), duration_s=float(d))
+        for k, d in enumerate(duration)
+    )
+    name = f"pai-bursts-{n_bursts}x{per_burst}"
+    return Instance(name=name, cluster=Cluster(servers=(8,) * 813), jobs=jobs)
+
+
+@cache
+def instance_file(name: str) -> Path:
+    folder = Path(__file__).resolve().parent / ".lean"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.json"
+    if not path.exists():
+        dump_instance(pai_bursts(*INPUTS[name]), path)
+    return path
+
+
+@cache
+def lean(name: str) -> tuple[float, float]:
+    seconds, out = _timed([sys.executable, str(LEAN), str(instance_file(name))])
+    return seconds, float(out)
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_whole_process_on_bursts_against_the_lean_loop(benchmark, name, policy):
+    path = instance_file(name)
+    cmd = [sys.executable, "-m", "asrpt_opt", "simulate", str(path), "--policy", policy]
+    result: dict[str, tuple[float, str]] = {}
+
+    def run() -> None:
+        result["run"] = _timed([*cmd, "--json"])
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    seconds, out = result["run"]
+    lean_s, lean_jct = lean(name)
+    ratio = seconds / lean_s
+    benchmark.extra_info.update(seconds=seconds, lean_s=lean_s, ratio=ratio)
+    print(f"\n{name} {policy}: {seconds:.2f} s whole process, {ratio:.1f}x the lean loop", end="")
+    print(f" ({lean_s:.2f} s)")
+    if policy == "fifo":
+        assert json.loads(out)["mean_jct_s"] == pytest.approx(lean_jct, rel=1e-12)
