@@ -27,6 +27,11 @@ from benchmarks.test_bench_lean import LEAN, _timed
 
 #: (bursts, jobs per burst) of each input.
 INPUTS = {"pai-bursts": (20, 1000), "one-burst": (1, 10_000)}
+#: Runs left out, and why.
+SLOW = {
+    ("one-burst", "prr"): "over 150 s: PRR re-orders all 10,000 jobs at every quantum "
+    "(docs/performance.md)"
+}
 
 
 def pai_bursts(n_bursts: int, per_burst: int, *, gap_s: float = 60.0, seed: int = 0) -> Instance:
@@ -64,6 +69,8 @@ def lean(name: str) -> tuple[float, float]:
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("name", sorted(INPUTS))
 def test_whole_process_on_bursts_against_the_lean_loop(benchmark, name, policy):
+    if (name, policy) in SLOW:
+        pytest.skip(SLOW[name, policy])
     path = instance_file(name)
     cmd = [sys.executable, "-m", "asrpt_opt", "simulate", str(path), "--policy", policy]
     result: dict[str, tuple[float, str]] = {}

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.view import WAITING, ClusterView, Start
 
-__all__ = ["RankedWaiting", "fit_in_order", "selection_state", "serve"]
+__all__ = ["RankedWaiting", "by_key_then", "fit_in_order", "selection_state", "serve"]
 
 
 def serve(
@@ -70,6 +70,38 @@ def serve(
             free[s] -= c
         starts.append(Start(j, allocation))
     return tuple(starts), tuple(preempts)
+
+
+def by_key_then(keys: NDArray[np.float64], ties: NDArray[np.int64]) -> NDArray[np.intp]:
+    """The order of ``np.lexsort((ties, keys))``: by key, equal keys by ``ties``.
+
+    Two plain sorts instead of a lexicographic one, several times faster on the thousands
+    of jobs a decision ranks: by key, then by (group of equal keys, tie-break) packed in
+    one integer.
+
+    Parameters
+    ----------
+    keys : ndarray of float
+    ties : ndarray of int
+        Non-negative, distinct among equal keys.
+
+    Returns
+    -------
+    ndarray of int
+
+    Examples
+    --------
+    >>> by_key_then(np.array([2.0, 1.0, 2.0, 1.0]), np.array([5, 9, 3, 4])).tolist()
+    [3, 1, 2, 0]
+    """
+    first = np.argsort(keys)
+    ordered = keys[first]
+    change = ordered[1:] != ordered[:-1]
+    if change.all():
+        return first
+    group = np.concatenate([[0], np.cumsum(change)])
+    packed = group * (int(ties.max()) + 1) + ties[first]
+    return first[np.argsort(packed)]
 
 
 def fit_in_order(

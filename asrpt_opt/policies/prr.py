@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies._selection import fit_in_order, selection_state, serve
+from asrpt_opt.policies._selection import by_key_then, fit_in_order, selection_state, serve
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
@@ -149,7 +149,7 @@ class PreferentialRoundRobin:
         else:
             key = attained / rate
         # By key, ties to the earlier arrival: the same order as sorting (key, arrival) pairs.
-        ordered: list[int] = index[np.lexsort((arrival, key))].tolist()
+        ordered: list[int] = index[by_key_then(key, arrival)].tolist()
         return ordered
 
     def _note(self, starts: tuple[Start, ...], preempts: tuple[int, ...]) -> None:

@@ -35,7 +35,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
-from asrpt_opt.policies._selection import RankedWaiting, fit_in_order, selection_state, serve
+from asrpt_opt.policies._selection import (
+    RankedWaiting,
+    by_key_then,
+    fit_in_order,
+    selection_state,
+    serve,
+)
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
@@ -144,13 +150,11 @@ class _MultiserverPolicy:
         self._waiting.sync(lambda jobs: self._keys(jobs, view))
         running = view.running_jobs()
         keys = self._keys(running, view, view.running_attained_work())
-        by_job = np.argsort(running)
-        running, keys = running[by_job], keys[by_job]
         queue = self._waiting
         m = min(len(queue), max(32, 2 * view.total_free))
         while True:
             jobs = np.concatenate([running, queue.jobs[:m]])
-            order = _by_key_then_job(jobs, np.concatenate([keys, queue.keys[:m]]), running.size)
+            order = by_key_then(np.concatenate([keys, queue.keys[:m]]), jobs)
             known = order.size if m == len(queue) else int(np.argmax(order == order.size - 1)) + 1
             chosen = self._fit_ranked(jobs[order], view, known, complete=m == len(queue))
             if chosen is not None:
@@ -192,20 +196,6 @@ class _MultiserverPolicy:
         if not starts and not preempts:
             return NO_DECISION
         return Decision(starts=starts, preempts=preempts)
-
-
-def _by_key_then_job(
-    jobs: NDArray[np.int64], keys: NDArray[np.float64], split: int
-) -> NDArray[np.intp]:
-    # np.lexsort((jobs, keys)) for jobs[:split] and jobs[split:] each in (key, job) order
-    # already by job among equal keys: a stable sort on the keys alone is then the same
-    # unless a key is shared across the two parts, and several times faster.
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    tied = np.flatnonzero(ordered[1:] == ordered[:-1])
-    if tied.size and np.any((order[tied] < split) != (order[tied + 1] < split)):
-        return np.lexsort((jobs, keys))
-    return order
 
 
 def fill_ranked(

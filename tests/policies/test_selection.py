@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asrpt_opt.policies._selection import RankedWaiting, fit_in_order
+from asrpt_opt.policies._selection import RankedWaiting, by_key_then, fit_in_order
 from asrpt_opt.policies.serverfilling import fill_ranked
 
 widths = st.lists(st.sampled_from([1, 2, 3, 4, 8]), min_size=0, max_size=40)
@@ -78,3 +78,11 @@ def test_ranked_waiting_stays_sorted_by_key_then_job(ops, rnd):
     queue.sync(lambda jobs: np.array([key[j] for j in jobs.tolist()], float))
     assert queue.jobs.tolist() == sorted(waiting, key=lambda j: (key[j], j))
     assert queue.keys.tolist() == [key[j] for j in queue.jobs.tolist()]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 1.5, 2.0, 1e300]), st.integers(0, 10**9))))
+def test_two_sorts_order_as_a_lexicographic_sort(pairs):
+    keys = np.array([k for k, _ in pairs], dtype=float)
+    ties = np.array(list(dict.fromkeys(t for _, t in pairs)), dtype=np.int64)[: len(pairs)]
+    keys = keys[: ties.size]
+    assert by_key_then(keys, ties).tolist() == np.lexsort((ties, keys)).tolist()
