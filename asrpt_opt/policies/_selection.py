@@ -16,7 +16,14 @@ from numpy.typing import NDArray
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.sim.view import WAITING, ClusterView, Start
 
-__all__ = ["RankedWaiting", "by_key_then", "fit_in_order", "selection_state", "serve"]
+__all__ = [
+    "ArrivalQueue",
+    "RankedWaiting",
+    "by_key_then",
+    "fit_in_order",
+    "selection_state",
+    "serve",
+]
 
 
 def serve(
@@ -150,6 +157,55 @@ def fit_in_order(
     return taken, left == 0
 
 
+class ArrivalQueue:
+    """Jobs in arrival order, less those taken out: appended and discarded in O(1), read as
+    one array (the discarded jobs ahead of the first member are skipped for good).
+    """
+
+    def __init__(self, n_jobs: int) -> None:
+        self._order = np.empty(n_jobs, np.int64)
+        self._member = np.zeros(n_jobs, bool)
+        self._lo = self._n = 0
+
+    def __contains__(self, job: int) -> bool:
+        return bool(self._member[job])
+
+    def append(self, job: int) -> None:
+        """Add ``job`` last."""
+        self._order[self._n] = job
+        self._n += 1
+        self._member[job] = True
+
+    def discard(self, job: int) -> None:
+        """Take ``job`` out."""
+        self._member[job] = False
+
+    def members(self) -> NDArray[np.int64]:
+        """The jobs in the queue, in arrival order.
+
+        Returns
+        -------
+        ndarray of int
+        """
+        window = self._order[self._lo : self._n]
+        member = self._member[window]
+        self._lo += int(np.argmax(member)) if member.any() else window.size
+        return window[member]
+
+    def mask(self, jobs: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """Which of ``jobs`` are in the queue.
+
+        Parameters
+        ----------
+        jobs : ndarray of int
+
+        Returns
+        -------
+        ndarray of bool
+        """
+        return self._member[jobs]
+
+
 class RankedWaiting:
     """The waiting jobs of a policy whose rank key does not change while a job waits, kept
     sorted by (key, job).
@@ -188,12 +244,9 @@ class RankedWaiting:
         order = np.lexsort((new, keys))
         new, keys = new[order], keys[order]
         at = np.searchsorted(self.keys, keys, side="left")
-        ties = np.flatnonzero(at < np.searchsorted(self.keys, keys, side="right"))
-        for k in ties.tolist():  # equal keys: by job index among them
-            lo = int(at[k])
-            run = self.keys[lo:] == keys[k]
-            hi = lo + (int(np.argmin(run)) if not run.all() else run.size)
-            at[k] = lo + int(np.searchsorted(self.jobs[lo:hi], new[k]))
+        end = np.searchsorted(self.keys, keys, side="right")
+        for k in np.flatnonzero(at < end).tolist():  # equal keys: by job index among them
+            at[k] += np.searchsorted(self.jobs[at[k] : end[k]], new[k])
         self.jobs = np.insert(self.jobs, at, new)
         self.keys = np.insert(self.keys, at, keys)
 

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.policies._selection import ArrivalQueue
 from asrpt_opt.sim.compiled import Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
@@ -60,27 +61,14 @@ class EasyBackfill:
 
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Empty the queue."""
-        n = view.job_gpus.shape[0]
-        # The queue is every arrived job in arrival order, from ``_lo`` on, less those no
-        # longer waiting: a decision reads it as one array instead of walking a dict.
-        self._order = np.empty(n, np.int64)
-        self._waiting = np.zeros(n, bool)
-        self._lo = self._n = 0
+        self._queue = ArrivalQueue(view.job_gpus.shape[0])  # the waiting jobs
 
     def on_arrival(self, job: int, view: ClusterView) -> None:
         """Queue the job last."""
-        self._order[self._n] = job
-        self._n += 1
-        self._waiting[job] = True
+        self._queue.append(job)
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """Nothing to do: running jobs are not queued."""
-
-    def _queue(self) -> NDArray[np.int64]:
-        window = self._order[self._lo : self._n]
-        waiting = self._waiting[window]
-        self._lo += int(np.argmax(waiting)) if waiting.any() else window.size
-        return window[waiting]
 
     def decide(self, view: ClusterView) -> Decision:
         """Start jobs in arrival order; past the first that cannot start, backfill only
@@ -88,7 +76,7 @@ class EasyBackfill:
         total = view.total_free
         if not total:
             return NO_DECISION
-        queue = self._queue()
+        queue = self._queue.members()
         if not queue.size:
             return NO_DECISION
         free = view.free_gpus.copy()
@@ -145,7 +133,7 @@ class EasyBackfill:
             free[s] -= c
         starts.append(Start(job, allocation))
         ends.append(end)
-        self._waiting[job] = False
+        self._queue.discard(job)
         return total - int(view.job_gpus[job])
 
 

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies._selection import (
+    ArrivalQueue,
     RankedWaiting,
     by_key_then,
     fit_in_order,
@@ -390,11 +391,8 @@ class MaxWeight(_MultiserverPolicy):
     def reset(self, view: ClusterView, rng: np.random.Generator) -> None:
         """Forget every job."""
         super().reset(view, rng)
-        n = view.job_gpus.shape[0]
-        self._alive = np.zeros(n, bool)
+        self._released = ArrivalQueue(view.job_gpus.shape[0])
         self._count: dict[int, int] = {}  # released jobs by width
-        self._arrived = np.empty(n, np.int64)  # in arrival order, from _lo on
-        self._lo = self._n = 0
         self._shadow = np.empty(0, np.int64)  # the persistent list, then the newcomers
         self._new: list[int] = []
 
@@ -403,15 +401,13 @@ class MaxWeight(_MultiserverPolicy):
         super().on_arrival(job, view)
         width = int(view.job_gpus[job])
         self._count[width] = self._count.get(width, 0) + 1
-        self._alive[job] = True
-        self._arrived[self._n] = job
-        self._n += 1
+        self._released.append(job)
         self._new.append(job)
 
     def on_completion(self, job: int, view: ClusterView) -> None:
         """The job leaves."""
-        if self._alive[job]:
-            self._alive[job] = False
+        if job in self._released:
+            self._released.discard(job)
             self._count[int(view.job_gpus[job])] -= 1
         super().on_completion(job, view)
 
@@ -431,14 +427,11 @@ class MaxWeight(_MultiserverPolicy):
         weight = {w: c * total // w for w, c in self._count.items() if c}
         best = max(weight, key=lambda w: (weight[w], w))
         if best * self._count[best] >= total:
-            window = self._arrived[self._lo : self._n]
-            alive = self._alive[window]
-            self._lo += int(np.argmax(alive))  # finished jobs ahead of the oldest released one
-            released = window[alive]
+            released = self._released.members()
             return released[gpus[released] == best][: total // best].tolist()
         shadow = np.concatenate([self._shadow, np.array(self._new, np.int64)])
         self._new = []
-        shadow = shadow[self._alive[shadow]]
+        shadow = shadow[self._released.mask(shadow)]
         lookup = np.zeros(int(gpus.max()) + 1, np.int64)
         lookup[list(weight)] = list(weight.values())
         self._shadow = shadow[np.argsort(-lookup[gpus[shadow]], kind="stable")]

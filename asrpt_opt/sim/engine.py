@@ -151,9 +151,9 @@ class Simulator:
         # Running jobs live in slots so policies can read their state as numpy arrays. At most
         # min(jobs, GPUs) run at once: memory grows with jobs and servers, never with GPUs.
         m = min(self.total_gpus, n)
-        self._slot_of = [-1] * n
-        # The same two as arrays, so that a policy reads many jobs' attained work in C.
-        self._slot_of_arr = np.full(n, -1, dtype=np.int64)
+        self._slot_of = np.full(n, -1, dtype=np.int64)
+        # Attained work of the jobs not running, as an array too: a policy reads many jobs'
+        # attained work in C (attained_work_of), the loop one job's from the list.
         self._att_work_arr = np.zeros(n)
         self.slot_job = np.full(m, -1, dtype=np.int64)
         self.slot_att0 = np.zeros(m)
@@ -186,7 +186,7 @@ class Simulator:
     def attained_work_of(self, jobs: NDArray[np.int64]) -> NDArray[np.float64]:
         """:meth:`attained_work` of each of ``jobs``, in one pass (the same values)."""
         out = self._att_work_arr[jobs]
-        slots = self._slot_of_arr[jobs]
+        slots = self._slot_of[jobs]
         running = slots >= 0
         if running.any():
             s = slots[running]
@@ -246,7 +246,6 @@ class Simulator:
         self.started[j] = True
         slot = self._free_slots.pop()
         self._slot_of[j] = slot
-        self._slot_of_arr[j] = slot
         self.slot_job[slot] = j
         self.slot_att0[slot] = self._att_work[j]
         self.slot_gpu0[slot] = self._att_gpu[j]
@@ -285,9 +284,8 @@ class Simulator:
             free[s] += c
         self.total_free += gpus
         self.alloc[j] = None
-        slot = self._slot_of[j]
+        slot = int(self._slot_of[j])
         self._slot_of[j] = -1
-        self._slot_of_arr[j] = -1
         self._att_work_arr[j] = self._att_work[j]
         self.slot_job[slot] = -1
         self._free_slots.append(slot)
