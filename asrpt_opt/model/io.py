@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 _LEGACY_POLLUX = "pollux-measured"
 
 _TOP_KEYS = frozenset({"format", "name", "cluster", "jobs", "speed_model", "provenance"})
-_CLUSTER_KEYS = frozenset({"servers", "intra_server_gbps", "inter_server_gbps"})
+_CLUSTER_KEYS = frozenset({"servers", "intra_server_gbps", "inter_server_gbps", "topology"})
 _JOB_KEYS = frozenset(
     {
         "id",
@@ -264,10 +264,23 @@ def _build_cluster(raw: Any) -> Cluster:
     obj = _checks.mapping(raw, "")
     _checks.only_keys(obj, _CLUSTER_KEYS)
     servers = _checks.sequence(_checks.required(obj, "servers"), "servers")
+    intra, topology = obj.get("intra_server_gbps"), None
+    if "topology" in obj:
+        from asrpt_opt.model.topology import Topology
+
+        topology, server_gbps = Topology.from_json(obj["topology"], len(servers))
+        if server_gbps is not None:
+            if intra is not None and server_gbps != intra:
+                raise InstanceError(
+                    f"gbps {server_gbps:g} differs from intra_server_gbps {intra!r}",
+                    path="topology.levels[0].gbps",
+                )
+            intra = server_gbps
     return Cluster(
         servers=tuple(servers),
-        intra_server_gbps=obj.get("intra_server_gbps"),
+        intra_server_gbps=intra,
         inter_server_gbps=obj.get("inter_server_gbps"),
+        topology=topology,
     )
 
 
@@ -332,6 +345,8 @@ def _head_to_dict(instance: Instance) -> dict[str, Any]:
         value = getattr(instance.cluster, key)
         if value is not None:
             cluster[key] = _plain(value)
+    if instance.cluster.topology is not None:
+        cluster["topology"] = instance.cluster.topology.to_json()
     doc: dict[str, Any] = {"format": FORMAT, "name": instance.name, "cluster": cluster}
     if instance.speed_model is not None:
         doc["speed_model"] = instance.speed_model

@@ -27,6 +27,8 @@ LOADER_ONLY_RULES = (
     "a DNN job's dp * pp * tp equals its gpus",
     "the cluster's GPUs total at most 100,000,000",
     "DNN jobs need both bandwidths in the cluster",
+    "a topology level's grouping key is the plural of the level below's name, and it groups "
+    "every domain of that level; bandwidths do not grow outwards",
     "no duplicate keys, NaN or Infinity (JSON parsers differ on these)",
 )
 
@@ -52,7 +54,41 @@ def _cluster() -> dict[str, Any]:
                 "items": {"type": "integer", "minimum": 1, "maximum": _checks.MAX_TOTAL_GPUS},
             },
             "intra_server_gbps": {**_POSITIVE, "description": "GB/s between GPUs of a server"},
-            "inter_server_gbps": {**_POSITIVE, "description": "GB/s between servers"},
+            "inter_server_gbps": {
+                **_POSITIVE,
+                "description": "GB/s between servers (between outermost domains with a topology)",
+            },
+            "topology": _topology(),
+        },
+    }
+
+
+def _topology() -> dict[str, Any]:
+    grouping = {
+        "description": "children per domain (consecutive), or the domain of each child",
+        "oneOf": [
+            {"type": "integer", "minimum": 1},
+            {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+        ],
+    }
+    return {
+        "description": "network tiers above the servers, innermost first",
+        "type": "object",
+        "required": ["levels"],
+        "additionalProperties": False,
+        "properties": {
+            "levels": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["name", "gbps"],
+                    "properties": {"name": {"type": "string", "minLength": 1}, "gbps": _POSITIVE},
+                    # The grouping key is the plural of the level below's name: "servers",
+                    # "racks", ...; the loader checks which one is allowed.
+                    "additionalProperties": grouping,
+                },
+            }
         },
     }
 

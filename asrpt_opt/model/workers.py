@@ -178,8 +178,30 @@ class WorkerGraph:
         -------
         float
         """
+        return self._time_of(self.nbytes / (np.where(cut, inter_gbps, intra_gbps) * _GB))
+
+    def iteration_time_of_levels(
+        self, level: NDArray[np.int64], level_gbps: tuple[float, ...] | NDArray[np.float64]
+    ) -> float:
+        """Seconds per iteration when edge ``e`` runs at ``level_gbps[level[e]]``: on a
+        cluster with tiers, every edge at the bandwidth of the slowest tier it crosses.
+
+        Parameters
+        ----------
+        level : ndarray of int
+            Per edge, its link level (0 inside a server;
+            :meth:`~asrpt_opt.model.cluster.Cluster.link_level`).
+        level_gbps : sequence of float
+            GB/s of each level.
+
+        Returns
+        -------
+        float
+        """
+        return self._time_of(self.nbytes / (np.asarray(level_gbps, dtype=np.float64)[level] * _GB))
+
+    def _time_of(self, seconds: NDArray[np.float64]) -> float:
         par = self.parallelism
-        seconds = self.nbytes / (np.where(cut, inter_gbps, intra_gbps) * _GB)
         # Each ring or boundary group moves at the pace of its slowest edge.
         slowest = np.zeros(int(self.group.max()) + 1 if self.group.size else 1)
         np.maximum.at(slowest, self.group, seconds)

@@ -37,7 +37,8 @@ class JobComparison:
     error: str | None = None
 
     def gap(self, result: PlacementResult) -> tuple[float, float] | None:
-        """``result``'s relative gap to the optimum (cut / optimum - 1) as an interval
+        """``result``'s relative gap to the optimum (cut / optimum - 1; the tier-weighted cut on
+        a cluster with tiers) as an interval
         ``(low, high)``: one point when a method proved the optimum, else the interval between
         the best cut found and the best proven bound; None when nothing is known.
 
@@ -51,16 +52,16 @@ class JobComparison:
             ``inf`` when the optimum is 0 and ``result`` cuts something.
         """
         exact = [r for r in self.results if r.optimal]
-        cut = result.cross_server_bytes
+        cut = _objective(result)
         if exact:
-            best = exact[0].cross_server_bytes
+            best = _objective(exact[0])
             gap = (cut - best) / best if best else (0.0 if cut == 0 else float("inf"))
             return gap, gap
-        lower = max((r.lower_bound_bytes or 0.0 for r in self.results), default=0.0)
+        lower = max((_bound(r) or 0.0 for r in self.results), default=0.0)
         if lower <= 0:
             return None
         # Unproven: the optimum lies between the best bound and the best cut found.
-        known = min(r.cross_server_bytes for r in self.results)
+        known = min(_objective(r) for r in self.results)
         return cut / known - 1, cut / lower - 1
 
     def to_json(self) -> dict[str, Any]:
@@ -71,6 +72,16 @@ class JobComparison:
         else:
             out["results"] = [r.to_json() for r in self.results]
         return out
+
+
+def _objective(result: PlacementResult) -> float:
+    return result.cross_server_bytes if result.tier_cost_s is None else result.tier_cost_s
+
+
+def _bound(result: PlacementResult) -> float | None:
+    if result.tier_cost_s is None:
+        return result.lower_bound_bytes
+    return result.lower_bound_tier_cost_s
 
 
 def _checked_free(free: list[int], instance: Instance, where: str) -> list[int]:
@@ -174,6 +185,7 @@ def compare_methods(
                 inter_gbps=inter,
                 seed=seed,
                 time_limit_s=time_limit_s,
+                topology=cluster.topology,
             )
             for m in methods
         )

@@ -27,7 +27,14 @@ from ortools.sat.python import cp_model
 from asrpt_opt.errors import SolverError
 from asrpt_opt.model.workers import WorkerGraph
 
-__all__ = ["CutSearch", "CutSolution", "min_cut_placement", "pack_columns", "solve_interruptibly"]
+__all__ = [
+    "CutSearch",
+    "CutSolution",
+    "merged_edges",
+    "min_cut_placement",
+    "pack_columns",
+    "solve_interruptibly",
+]
 
 
 def solve_interruptibly(
@@ -83,6 +90,25 @@ def solve_interruptibly(
     if "error" in out:
         raise out["error"]
     return out["status"]
+
+
+def merged_edges(wg: WorkerGraph) -> dict[tuple[int, int], float]:
+    """Bytes per worker pair ``(a, b)``, ``a < b``: parallel edges merged, so a model needs
+    one cut variable per pair.
+
+    Parameters
+    ----------
+    wg : WorkerGraph
+
+    Returns
+    -------
+    dict
+    """
+    weights: dict[tuple[int, int], float] = {}
+    for a, b, nb in zip(wg.u.tolist(), wg.v.tolist(), wg.nbytes.tolist(), strict=True):
+        key = (min(a, b), max(a, b))
+        weights[key] = weights.get(key, 0.0) + nb
+    return weights
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,11 +189,7 @@ def min_cut_placement(
                 m.add(x[w, cur] <= opened[prev][w - 1])
     par = wg.parallelism
     scale = par.dp * par.tp
-    # Merge parallel edges first: one cut variable per worker pair.
-    weights: dict[tuple[int, int], float] = {}
-    for a, b, nb in zip(wg.u.tolist(), wg.v.tolist(), wg.nbytes.tolist(), strict=True):
-        key = (min(a, b), max(a, b))
-        weights[key] = weights.get(key, 0.0) + nb
+    weights = merged_edges(wg)
     terms = []
     cut: dict[tuple[int, int], cp_model.IntVar] = {}
     for (a, b), nb in weights.items():

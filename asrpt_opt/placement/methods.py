@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -27,18 +26,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.errors import ModelError, lookup
-from asrpt_opt.model.allocation import Allocation, allocation_to_json
+from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.notices import compile_once
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.placement.partitioners import kahip_placement, metis_placement
+from asrpt_opt.placement.result import Certified, PlacementResult, counts_of
 
 if TYPE_CHECKING:
     import networkx as nx
 
+    from asrpt_opt.model.topology import Topology
     from asrpt_opt.model.workers import WorkerGraph
 
 __all__ = [
     "METHODS",
+    "TIER_BLIND",
     "Certified",
     "PlacementResult",
     "counts_of",
@@ -91,87 +93,6 @@ def _compile_kernels() -> None:
     branch_and_price(job, free, start, time_limit_s=5.0)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlacementResult:
-    """Where a job's workers go and what that costs.
-
-    Attributes
-    ----------
-    method : str
-    assignment : tuple of int
-        Server of each worker.
-    allocation : Allocation
-        GPUs per server, ``((server, count), ...)``.
-    cross_server_bytes : float
-        Bytes per iteration crossing servers (the weighted cut).
-    iteration_time_s : float
-        Modelled seconds per iteration.
-    optimal : bool
-        True only when the method proved the cut minimal.
-    wall_s : float
-    lower_bound_bytes : float or None
-        A proven lower bound on the cut of any placement (exact methods only): the optimum
-        lies in ``[lower_bound_bytes, cross_server_bytes]``.
-    """
-
-    method: str
-    assignment: tuple[int, ...]
-    allocation: Allocation
-    cross_server_bytes: float
-    iteration_time_s: float
-    optimal: bool
-    wall_s: float
-    lower_bound_bytes: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``place --json`` result object (docs/output-format.md)."""
-        return {
-            "method": self.method,
-            "servers": allocation_to_json(self.allocation),
-            "cross_server_bytes": self.cross_server_bytes,
-            "iteration_time_s": self.iteration_time_s,
-            "optimal": self.optimal,
-            "wall_s": self.wall_s,
-            "lower_bound_bytes": self.lower_bound_bytes,
-        }
-
-
-@dataclass(frozen=True, kw_only=True)
-class Certified:
-    """What an exact method returns: a placement and what is proven about it.
-
-    Attributes
-    ----------
-    assignment : ndarray of int
-        Server of each worker.
-    optimal : bool
-        The cut is proven minimal.
-    lower_bound_bytes : float
-        Proven lower bound on the cut of every placement.
-    """
-
-    assignment: NDArray[np.int64]
-    optimal: bool
-    lower_bound_bytes: float
-
-
-def counts_of(assignment: NDArray[np.int64]) -> Allocation:
-    """The allocation of a worker assignment.
-
-    Parameters
-    ----------
-    assignment : ndarray of int
-        Server of each worker.
-
-    Returns
-    -------
-    Allocation
-        ``((server, count), ...)`` sorted by server.
-    """
-    servers, counts = np.unique(assignment, return_counts=True)
-    return tuple((int(s), int(c)) for s, c in zip(servers, counts, strict=True))
-
-
 def _fill(allocation: Allocation, order: Sequence[int], n: int) -> NDArray[np.int64]:
     out = np.empty(n, dtype=np.int64)
     slots = [s for s, c in allocation for _ in range(c)]
@@ -190,6 +111,12 @@ def _consolidated_counts(wg: WorkerGraph, free: NDArray[np.int64]) -> Allocation
 def _consolidate(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
     """Fewest servers, best fit; workers in index order (Tiresias' default)."""
     return _fill(_consolidated_counts(wg, free), range(wg.n_workers), wg.n_workers)
+
+
+def _consolidate_flat(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
+    """As ``consolidate``, but blind to network tiers: fewest servers, best fit over the
+    whole cluster (Tiresias' rule as published; on one tier the two are the same)."""
+    return _consolidate(wg, free)
 
 
 def _spread(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.int64]:
@@ -353,6 +280,9 @@ def _ilp(
     )
 
 
+#: Methods that ignore network tiers (every other one works down them).
+TIER_BLIND = frozenset({"random", "spread", "consolidate-flat"})
+
 #: Placement methods by name.
 METHODS: dict[str, Method] = {
     "ilp": _ilp,
@@ -360,6 +290,7 @@ METHODS: dict[str, Method] = {
     "kl": _kl,
     "greedy": _greedy,
     "consolidate": _consolidate,
+    "consolidate-flat": _consolidate_flat,
     "random": _random,
     "spread": _spread,
     "metis": metis_placement,
@@ -397,8 +328,15 @@ def place(
     inter_gbps: float,
     seed: int | np.random.Generator | None = 0,
     time_limit_s: float = 10.0,
+    topology: Topology | None = None,
 ) -> PlacementResult:
     """Place a job's workers on free GPUs.
+
+    With a ``topology`` (network tiers over the servers of ``free``), every edge is costed at
+    the slowest tier it crosses; the graph methods and custom callables run down the
+    hierarchy (:func:`~asrpt_opt.placement.tiers.by_tiers`), ``consolidate`` fills the
+    smallest domain that holds the job, and ``ilp`` minimises the tier-weighted cut exactly
+    (:func:`~asrpt_opt.placement.tiers.tiered_cut_placement`, started from tiered ``mincut``).
 
     Parameters
     ----------
@@ -409,11 +347,15 @@ def place(
         A key of :data:`METHODS`, or ``f(job, free, rng=..., time_limit_s=...)`` returning
         the server of each worker, or a :class:`Certified` placement.
     intra_gbps, inter_gbps : float
-        Bandwidths for the iteration time.
+        Bandwidths for the iteration time (with a topology, ``inter_gbps`` is between its
+        outermost domains).
     seed : int, Generator or None
         Randomness of ``random`` and ``kl`` (the others are deterministic).
     time_limit_s : float
         For ``ilp``.
+    topology : Topology, optional
+        Tiers over the servers of ``free`` (:meth:`~asrpt_opt.model.topology.Topology.subset`
+        restricts a cluster's to some servers).
 
     Returns
     -------
@@ -434,12 +376,20 @@ def place(
     else:
         name, fn = getattr(method, "__name__", "custom"), method
     rng = np.random.default_rng(seed)
-    if name not in ("consolidate", "spread", "random"):
+    if name not in ("consolidate", "consolidate-flat", "spread", "random"):
         warm_up_kernels()  # outside the timed region: a cold numba cache changes no result
     t0 = time.perf_counter()
-    out = fn(job, free_arr, rng=rng, time_limit_s=time_limit_s)
+    optimal, lower, lower_s = False, None, None
+    if topology is None:
+        out = fn(job, free_arr, rng=rng, time_limit_s=time_limit_s)
+    else:
+        from asrpt_opt.placement.tiers import TieredSolution
+
+        ends = (intra_gbps, inter_gbps)
+        out = _on_tiers(name, fn, job, free_arr, topology, ends, rng, time_limit_s)
+        if isinstance(out, TieredSolution):
+            optimal, lower_s, out = out.optimal, out.lower_bound_s, out.assignment
     wall = time.perf_counter() - t0
-    optimal, lower = False, None
     if isinstance(out, Certified):
         optimal, lower = out.optimal, out.lower_bound_bytes
         out = out.assignment
@@ -458,6 +408,10 @@ def place(
     if lower is not None:
         # A bound is recomputed from scaled integers; it may exceed the float cut by rounding.
         lower = cut if optimal else min(float(lower), cut)
+    if topology is not None:
+        return _tiered_result(
+            job, assignment, topology, (intra_gbps, inter_gbps), name, optimal, wall, lower_s
+        )
     return PlacementResult(
         method=name,
         assignment=tuple(int(s) for s in assignment),
@@ -469,4 +423,69 @@ def place(
         optimal=bool(optimal),
         wall_s=wall,
         lower_bound_bytes=lower,
+    )
+
+
+def _levels(topology: Topology, ends: tuple[float, float]) -> tuple[float, ...]:
+    return (ends[0], *(t.gbps for t in topology.tiers), ends[1])
+
+
+def _on_tiers(
+    name: str,
+    fn: Method,
+    job: WorkerGraph,
+    free: NDArray[np.int64],
+    topology: Topology,
+    ends: tuple[float, float],
+    rng: np.random.Generator,
+    time_limit_s: float,
+) -> Any:
+    from asrpt_opt.placement import tiers
+
+    if name in TIER_BLIND:
+        return fn(job, free, rng=rng, time_limit_s=time_limit_s)
+    if name == "consolidate":
+        alloc = tiers.consolidate_tiered(free, job.n_workers, topology)
+        assert alloc is not None  # place checked that the job fits
+        return _fill(alloc, range(job.n_workers), job.n_workers)
+    if name == "ilp":
+        t0 = time.perf_counter()
+        gbps = _levels(topology, ends)
+        # Start from the best of the fast heuristics, each run down the tiers.
+        starts = [tiers.by_tiers(f, job, free, topology, rng=rng) for f in (_mincut, _greedy, _kl)]
+        hint = min(starts, key=lambda a: tiers.tier_cost_s(job, a, topology, gbps))
+        left = time_limit_s - (time.perf_counter() - t0)
+        return tiers.tiered_cut_placement(job, free, topology, gbps, hint=hint, time_limit_s=left)
+    return tiers.by_tiers(fn, job, free, topology, rng=rng, time_limit_s=time_limit_s)
+
+
+def _tiered_result(
+    job: WorkerGraph,
+    assignment: NDArray[np.int64],
+    topology: Topology,
+    ends: tuple[float, float],
+    name: str,
+    optimal: bool,
+    wall: float,
+    lower_s: float | None,
+) -> PlacementResult:
+    from asrpt_opt.placement.tiers import tier_cost_s
+
+    gbps = _levels(topology, ends)
+    level = topology.level_of(assignment[job.u], assignment[job.v])
+    crossed = np.bincount(level, weights=job.nbytes, minlength=len(gbps))[1:]
+    cost = tier_cost_s(job, assignment, topology, gbps)
+    return PlacementResult(
+        method=name,
+        assignment=tuple(int(s) for s in assignment),
+        allocation=counts_of(assignment),
+        cross_server_bytes=job.cross_server_bytes(assignment),
+        iteration_time_s=job.iteration_time_of_levels(level, gbps),
+        optimal=bool(optimal),
+        wall_s=wall,
+        cross_tier_bytes=tuple(
+            (str(n), float(b)) for n, b in zip(topology.names[:-1], crossed, strict=True)
+        ),
+        tier_cost_s=cost,
+        lower_bound_tier_cost_s=None if lower_s is None else min(lower_s, cost),
     )

@@ -14,6 +14,10 @@ the lower index. The methods minimise bytes across servers, a proxy: the placer 
 method's counts or consolidation's, whichever gives the shorter modelled iteration time, so a
 graph-aware placement is never slower than Tiresias' rule at the moment the job starts. The
 answer depends only on the job type and the candidate vector, an exact cache key.
+
+On a cluster with network tiers the candidates come from the smallest domain (a rack, else a
+pod) that holds the job, best fit, and the method and consolidation both work down the tiers
+(:mod:`asrpt_opt.placement.tiers`); ``consolidate-flat`` is blind to them.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from numpy.typing import NDArray
 from asrpt_opt.errors import ModelError
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
+from asrpt_opt.model.topology import Topology
 from asrpt_opt.placement.consolidate import VECTOR_FROM, BestFit, consolidate
 from asrpt_opt.placement.methods import make_method
+from asrpt_opt.placement.tiers import consolidate_tiered
 from asrpt_opt.speed.base import SpeedModel
 
 __all__ = ["ILP_IN_LOOP_S", "Placer"]
@@ -61,10 +67,12 @@ class Placer:
             make_method(method)  # an unknown name fails here, before the simulation
         self.method = method
         self.name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
-        self.graph_aware = method != "consolidate"
+        self.graph_aware = method not in ("consolidate", "consolidate-flat")
+        tiered = instance.cluster.topology is not None and method != "consolidate-flat"
         self._speed = speed
         self._jobs = instance.jobs
         self._cluster = instance.cluster
+        self._topology = instance.cluster.topology if tiered else None
         self._graphs: dict[tuple[Any, ...], Any] = {}
         self._cache: dict[tuple[Any, ...], Allocation] = {}
         # Consolidation on hundreds of servers or more keeps free-count buckets between calls
@@ -89,26 +97,47 @@ class Placer:
         """
         spec = self._jobs[job]
         q = spec.gpus
-        if spec.is_abstract or not self.graph_aware:
+        if spec.is_abstract:
+            return self._consolidate(free, q)
+        if not self.graph_aware:
+            if self._topology is not None:
+                return consolidate_tiered(free, q, self._topology)
             return self._consolidate(free, q)
         if int(free.sum()) < q:
             return None
-        capped = np.minimum(free, q)
-        # Most GPUs offered first; among servers that hold the whole job, best fit.
-        fit = np.where(capped == q, free, 0)
-        order = np.lexsort((np.arange(free.size), fit, -capped))[:q]
-        order = order[capped[order] > 0]
-        offered = capped[order]
+        order = self._candidates(free, q)
+        offered = np.minimum(free[order], q)
         assert spec.parallelism is not None
         p = spec.parallelism
-        key = (spec.model, p.dp, p.pp, p.tp, tuple(offered.tolist()))
+        sub = None if self._topology is None else self._topology.subset(order)
+        shape = None if sub is None else sub.domains.tobytes()
+        key = (spec.model, p.dp, p.pp, p.tp, tuple(offered.tolist()), shape)
         local = self._cache.get(key)
         if local is None:
-            local = self._place(job, offered)
+            local = self._place(job, offered, sub)
             self._cache[key] = local
         return tuple(sorted((int(order[s]), c) for s, c in local))
 
-    def _place(self, job: int, offered: NDArray[np.int64]) -> Allocation:
+    def _candidates(self, free: NDArray[np.int64], q: int) -> NDArray[np.int64]:
+        """The job's candidate servers: most GPUs offered first, and among servers that hold
+        the whole job, best fit; with tiers, only inside the smallest domain that holds it."""
+        scope = np.arange(free.size)
+        if self._topology is not None:
+            for row in self._topology.domains:
+                room = np.bincount(row, weights=free, minlength=int(row.max()) + 1)
+                fits = np.flatnonzero(room >= q)
+                if fits.size:
+                    scope = np.flatnonzero(row == fits[np.argmin(room[fits])])
+                    break
+        mine = free[scope]
+        capped = np.minimum(mine, q)
+        fit = np.where(capped == q, mine, 0)
+        order = np.lexsort((scope, fit, -capped))[:q]
+        return scope[order[capped[order] > 0]]
+
+    def _place(
+        self, job: int, offered: NDArray[np.int64], topology: Topology | None
+    ) -> Allocation:
         from asrpt_opt.placement.methods import place
         from asrpt_opt.speed.cluster import worker_graph_of
 
@@ -127,8 +156,12 @@ class Placer:
             inter_gbps=inter,
             seed=0,
             time_limit_s=ILP_IN_LOOP_S,
+            topology=topology,
         ).allocation
-        fallback = consolidate(offered, spec.gpus)
+        if topology is None:
+            fallback = consolidate(offered, spec.gpus)
+        else:
+            fallback = consolidate_tiered(offered, spec.gpus, topology)
         if self._speed is None or fallback is None or fallback == proposal:
             return proposal
         faster = self._speed.rate(spec, fallback) > self._speed.rate(spec, proposal)

@@ -93,13 +93,59 @@ class ClusterSpeed(AbstractSpeed):
         self._best: dict[tuple[object, ...], BestShape] = {}
 
     def _bandwidths(self, job: Job) -> tuple[float, float]:
+        """Inside a server, and between servers of one domain of the first tier (of any two
+        servers without tiers): the one-tier model a shape is evaluated in."""
         intra, inter = self.cluster.intra_server_gbps, self.cluster.inter_server_gbps
         if intra is None or inter is None:
             raise ModelError(
                 f"job {job.id!r} is a DNN job: the cluster needs intra_server_gbps and "
                 "inter_server_gbps"
             )
-        return intra, inter
+        topology = self.cluster.topology
+        return intra, inter if topology is None else topology.tiers[0].gbps
+
+    def _tiered(self, job: Job, key: tuple[object, ...]) -> tuple[float, float]:
+        """(iteration time, cross-server bytes) of a tiered shape key, the workers arranged by
+        ``method`` down the tiers; never faster than the same counts inside one domain of the
+        first tier (cached)."""
+        assert job.parallelism is not None
+        assert job.model is not None
+        p = job.parallelism
+        topology = self.cluster.topology
+        assert topology is not None
+        cache_key = (job.model, p.dp, p.pp, p.tp, key, self.method, "tiers")
+        found = self._cache.get(cache_key)
+        if found is None:
+            counts, sub = topology.of_shape(key)
+            intra, inter = self.cluster.level_gbps[0], self.cluster.level_gbps[-1]
+            res = place(
+                _graph(job.model, p.dp, p.pp, p.tp),
+                np.array(counts),
+                method=self.method,
+                intra_gbps=intra,
+                inter_gbps=inter,
+                seed=0,
+                topology=sub,
+            )
+            # The heuristics may arrange a spread job better than the same GPUs in one rack;
+            # an optimal arrangement never would, so the model keeps tiers monotone.
+            flat = self._arranged(job, tuple(sorted(counts, reverse=True)))
+            tau = max(res.iteration_time_s, flat[0])
+            found = self._cache[cache_key] = (tau, res.cross_server_bytes)
+        return found
+
+    def _of(self, job: Job, allocation: Allocation) -> tuple[float, float]:
+        counts = tuple(sorted((c for _, c in allocation), reverse=True))
+        topology = self.cluster.topology
+        if topology is None or len(allocation) == 1:
+            return self._arranged(job, counts)
+        key = topology.shape_key([s for s, _ in allocation], [c for _, c in allocation])
+        node: tuple[object, ...] = key
+        while len(node) == 1 and isinstance(node[0], tuple):
+            node = node[0]
+        if all(isinstance(c, int) for c in node):
+            return self._arranged(job, counts)  # one domain of the first tier: one-tier model
+        return self._tiered(job, key)
 
     def _arranged(self, job: Job, counts: tuple[int, ...]) -> tuple[float, float]:
         """(iteration time, cross-server bytes per iteration) with the workers arranged by
@@ -141,8 +187,7 @@ class ClusterSpeed(AbstractSpeed):
         """
         if job.is_abstract:
             return 0.0
-        counts = tuple(sorted((c for _, c in allocation), reverse=True))
-        return self._arranged(job, counts)[1]
+        return self._of(job, allocation)[1]
 
     def work(self, job: Job) -> float:
         """Iterations of a DNN job, ``duration_s`` of an abstract one."""
@@ -155,9 +200,8 @@ class ClusterSpeed(AbstractSpeed):
         """Iterations (or abstract work) per second on ``allocation``."""
         if job.is_abstract:
             return super().rate(job, allocation)
-        # Only the shape matters: the workers fill exactly these per-server counts.
-        counts = tuple(sorted((c for _, c in allocation), reverse=True))
-        return 1.0 / self._tau(job, counts)
+        # Only the shape (nested by tiers) matters: the workers fill exactly these counts.
+        return 1.0 / self._of(job, allocation)[0]
 
     def best_rate(self, job: Job, cluster: Cluster) -> float:
         """The highest rate ``job`` reaches on any allocation that fits an empty ``cluster``.
@@ -181,6 +225,11 @@ class ClusterSpeed(AbstractSpeed):
 
     def best_shape(self, job: Job, cluster: Cluster) -> BestShape:
         """Search the allocation shapes of a DNN job for the fastest (branch and bound).
+
+        On a cluster with tiers, shapes are evaluated as if inside one domain of the first
+        tier (a rack), which no placement across racks beats (:meth:`rate` keeps the model
+        monotone); the result is exact when the best shape fits in one rack, otherwise a
+        proven upper bound.
 
         Shapes are grouped by their largest per-server count m; every shape of a group is
         at least as slow as :meth:`~asrpt_opt.model.workers.WorkerGraph.iteration_time_lower_bound`
@@ -209,6 +258,9 @@ class ClusterSpeed(AbstractSpeed):
         found = self._best.get(key)
         if found is None:
             found = self._search(job, servers)
+            if found.exact and not _fits_one_domain(found.counts, cluster):
+                # Searched at the first tier's bandwidth: spread wider, it is only a bound.
+                found = BestShape(rate=found.rate, counts=found.counts, exact=False)
             self._best[key] = found
         return found
 
@@ -241,3 +293,18 @@ class ClusterSpeed(AbstractSpeed):
                 if best_tau <= bounds[m]:
                     break  # this group's bound is met: nothing in it is faster
         return BestShape(rate=1.0 / best_tau, counts=best_counts, exact=True)
+
+
+def _fits_one_domain(counts: tuple[int, ...], cluster: Cluster) -> bool:
+    """Whether per-server ``counts`` fit inside one domain of the first tier (always, when
+    the cluster has no tiers)."""
+    if cluster.topology is None or len(counts) <= 1:
+        return True
+    row = cluster.topology.domains[0]
+    sizes = np.asarray(cluster.servers)
+    need = sorted(counts, reverse=True)
+    for d in range(int(row.max()) + 1):
+        have = sorted(sizes[row == d].tolist(), reverse=True)
+        if len(have) >= len(need) and all(h >= n for h, n in zip(have, need, strict=False)):
+            return True
+    return False

@@ -21,6 +21,7 @@ from asrpt_opt.model.job import Job
 
 __all__ = [
     "DNN_MIX_TYPES",
+    "LLM_MIX_TYPES",
     "PHILLY_WIDTHS",
     "abstract_jobs",
     "dnn_mix",
@@ -336,11 +337,28 @@ DNN_MIX_TYPES: tuple[tuple[str, int, int, int, float], ...] = (
 )
 
 
+#: Job types of an LLM-heavy mix (``dnn_mix(..., types=LLM_MIX_TYPES)``): GPT-2 and GPT-3
+#: with tensor parallelism inside a server, pipeline and data parallelism across, 8 to 256
+#: GPUs, next to single-GPU CNN jobs (Megatron-style plans, Narayanan et al., SC 2021).
+LLM_MIX_TYPES: tuple[tuple[str, int, int, int, float], ...] = (
+    ("resnet18", 1, 1, 1, 0.25),
+    ("resnet50", 1, 1, 1, 0.20),
+    ("gpt2-1.5b", 1, 1, 8, 0.12),
+    ("gpt2-1.5b", 2, 1, 8, 0.08),
+    ("gpt3-6.7b", 1, 2, 8, 0.06),
+    ("gpt2-1.5b", 4, 2, 4, 0.08),
+    ("gpt3-6.7b", 2, 4, 8, 0.08),
+    ("gpt3-6.7b", 4, 4, 8, 0.07),
+    ("gpt3-6.7b", 8, 4, 8, 0.06),
+)
+
+
 def dnn_mix(
     n_jobs: int,
     cluster: Cluster,
     *,
     load: float = 0.7,
+    types: Sequence[tuple[str, int, int, int, float]] = DNN_MIX_TYPES,
     median_length_s: float = 3600.0,
     sigma: float = 1.2,
     max_length_s: float = 7 * 86400.0,
@@ -349,8 +367,8 @@ def dnn_mix(
 ) -> Instance:
     """Draw an instance of DNN jobs where placement matters.
 
-    Each job's type (model and dp x pp x tp) is drawn from :data:`DNN_MIX_TYPES` (types wider
-    than the cluster are left out); its length on its best placement in the empty cluster is
+    Each job's type (model and dp x pp x tp) is drawn from ``types`` (types wider than the
+    cluster are left out); its length on its best placement in the empty cluster is
     log-normal (median ``median_length_s``, clipped to [60 s, ``max_length_s``]) and becomes
     ``iterations`` through the worker-graph iteration time. Arrivals are Poisson at the rate
     that makes the offered load (GPU-seconds on best placements requested per second, over
@@ -363,6 +381,8 @@ def dnn_mix(
         Must give both bandwidths.
     load : float
         Offered load, > 0.
+    types : sequence of (model, dp, pp, tp, relative frequency)
+        :data:`DNN_MIX_TYPES` by default; :data:`LLM_MIX_TYPES` for large GPT jobs.
     median_length_s, sigma, max_length_s : float
     seed : int, Generator or None
     name : str, optional
@@ -383,7 +403,8 @@ def dnn_mix(
         raise UsageError("dnn_mix needs a cluster with intra_server_gbps and inter_server_gbps")
     rng = np.random.default_rng(seed)
     m = cluster.total_gpus
-    types = [t for t in DNN_MIX_TYPES if t[1] * t[2] * t[3] <= m]
+    kinds = {} if tuple(types) == DNN_MIX_TYPES else {"types": _types_name(types)}
+    types = [t for t in types if t[1] * t[2] * t[3] <= m]
     freq = np.array([t[4] for t in types])
     speed = ClusterSpeed(cluster)
     taus = []
@@ -427,9 +448,14 @@ def dnn_mix(
         jobs=tuple(jobs),
         provenance={
             "generator": "asrpt_opt.traces.synthetic.dnn_mix",
+            **kinds,
             "load": load,
             "median_length_s": median_length_s,
             "sigma": sigma,
             "seed": str(seed),
         },
     )
+
+
+def _types_name(types: Sequence[tuple[str, int, int, int, float]]) -> str:
+    return "LLM_MIX_TYPES" if tuple(types) == LLM_MIX_TYPES else "custom"

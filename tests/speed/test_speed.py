@@ -131,3 +131,58 @@ def test_offline_cluster_models():
     spread = Instance(name="s", cluster=CLUSTER, jobs=(WIDE,))
     assert instance_cluster_model(flat) == "pooled"
     assert instance_cluster_model(spread) == "spread"
+
+
+def _tiered_cluster():
+    from asrpt_opt.model.topology import Topology
+
+    topology = Topology.regular(5, [("rack", 2, 50.0), ("pod", 2, 25.0)])
+    return Cluster(
+        servers=(4, 4, 4, 2, 4), intra_server_gbps=300, inter_server_gbps=12.5, topology=topology
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "dp", "pp", "tp"),
+    [("resnet50", 2, 1, 1), ("gnmt", 2, 2, 2), ("vgg16", 4, 2, 1), ("resnet18", 3, 1, 4)],
+)
+def test_on_tiers_best_rate_bounds_every_allocation_and_is_exact_inside_a_rack(model, dp, pp, tp):
+    from asrpt_opt.model.job import Parallelism
+
+    cluster = _tiered_cluster()
+    job = Job(
+        id="j", release_s=0, gpus=dp * pp * tp, model=model,
+        parallelism=Parallelism(dp=dp, pp=pp, tp=tp), iterations=10,
+    )  # fmt: skip
+    speed = ClusterSpeed(cluster)
+    best = speed.best_shape(job, cluster)
+    rates = {}
+    for counts in itertools.product(*(range(g + 1) for g in cluster.servers)):
+        if sum(counts) == job.gpus:
+            allocation = tuple((s, c) for s, c in enumerate(counts) if c)
+            rates[allocation] = speed.rate(job, allocation)
+    assert max(rates.values()) <= best.rate * (1 + 1e-9)
+    # Inside one rack the tiers are the one-tier model at the rack's bandwidth.
+    flat = ClusterSpeed(Cluster(servers=(4, 4), intra_server_gbps=300, inter_server_gbps=50))
+    for allocation, rate in rates.items():
+        if {s // 2 for s, _ in allocation} == {0}:
+            assert rate == pytest.approx(flat.rate(job, allocation))
+    if best.exact:
+        assert max(rates.values()) == pytest.approx(best.rate)
+    else:
+        assert job.gpus > 8  # the best shape spans racks
+
+
+def test_on_tiers_spreading_across_racks_and_pods_is_slower():
+    from asrpt_opt.model.job import Parallelism
+
+    cluster = _tiered_cluster()
+    job = Job(
+        id="j", release_s=0, gpus=4, model="vgg16",
+        parallelism=Parallelism(dp=4, pp=1, tp=1), iterations=10,
+    )  # fmt: skip
+    speed = ClusterSpeed(cluster)
+    rack = speed.rate(job, ((0, 2), (1, 2)))
+    pod = speed.rate(job, ((0, 2), (2, 2)))
+    spine = speed.rate(job, ((0, 2), (4, 2)))
+    assert speed.rate(job, ((0, 4),)) > rack > pod > spine

@@ -216,3 +216,25 @@ def test_map_models_can_give_pipeline_and_tensor_parallelism():
     assert c.is_abstract
     with pytest.raises(InstanceError, match="unknown model 'gpt9'"):
         map_models(inst, {"LM": "gpt9/tp2"})
+
+
+def test_the_bundled_tiered_instances_are_what_their_script_writes():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tiered", ROOT / "tools" / "tiered_examples.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made = module.tiered_examples()
+    assert sorted(made) == [
+        "tiers-2level-1to1", "tiers-2level-3to1", "tiers-3level-1to1", "tiers-3level-3to1"
+    ]  # fmt: skip
+    for name, inst in made.items():
+        path = ROOT / "instances" / "examples" / f"{name}.json"
+        assert dumps_instance(inst) == path.read_text()
+        assert inst.cluster.topology is not None
+        assert inst.provenance["types"] == "LLM_MIX_TYPES"
+    spine = {n: i.cluster.level_gbps[-1] for n, i in made.items()}
+    assert spine["tiers-2level-1to1"] == 50.0
+    assert spine["tiers-3level-3to1"] == pytest.approx(50.0 / 9)
