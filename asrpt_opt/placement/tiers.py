@@ -161,7 +161,11 @@ def _descend(
         return np.asarray(method(wg, free, **knobs), dtype=np.int64)
     dom = topology.domains[tier - 1]
     room = np.bincount(dom, weights=free, minlength=int(dom.max()) + 1).astype(np.int64)
-    part = np.asarray(method(wg, room, **knobs), dtype=np.int64)
+    used = np.flatnonzero(room)
+    if used.size == 1:  # one domain offers every free GPU: nothing to split at this tier
+        part = np.full(wg.n_workers, used[0], dtype=np.int64)
+    else:
+        part = np.asarray(method(wg, room, **knobs), dtype=np.int64)
     out = np.empty(wg.n_workers, dtype=np.int64)
     for d in np.unique(part).tolist():
         workers = np.flatnonzero(part == d)

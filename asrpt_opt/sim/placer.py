@@ -73,6 +73,7 @@ class Placer:
         self._jobs = instance.jobs
         self._cluster = instance.cluster
         self._topology = instance.cluster.topology if tiered else None
+        self._rows = None if self._topology is None else self._topology.domains.tolist()
         self._graphs: dict[tuple[Any, ...], Any] = {}
         self._cache: dict[tuple[Any, ...], Allocation] = {}
         # Consolidation on hundreds of servers or more keeps free-count buckets between calls
@@ -109,14 +110,24 @@ class Placer:
         offered = np.minimum(free[order], q)
         assert spec.parallelism is not None
         p = spec.parallelism
-        sub = None if self._topology is None else self._topology.subset(order)
-        shape = None if sub is None else sub.domains.tobytes()
-        key = (spec.model, p.dp, p.pp, p.tp, tuple(offered.tolist()), shape)
+        key = (spec.model, p.dp, p.pp, p.tp, tuple(offered.tolist()), self._grouping(order))
         local = self._cache.get(key)
         if local is None:
-            local = self._place(job, offered, sub)
+            sub = None if self._topology is None else self._topology.subset(order)
+            local = self._place(job, offered, sub, order)
             self._cache[key] = local
         return tuple(sorted((int(order[s]), c) for s, c in local))
+
+    def _grouping(self, order: NDArray[np.int64]) -> tuple[int, ...] | None:
+        """How the candidate servers group into domains, numbered by first appearance: with
+        the offered counts, all a placement on them depends on (None without tiers)."""
+        if self._rows is None:
+            return None
+        out: list[int] = []
+        for row in self._rows:
+            seen: dict[int, int] = {}
+            out.extend(seen.setdefault(row[s], len(seen)) for s in order.tolist())
+        return tuple(out)
 
     def _candidates(self, free: NDArray[np.int64], q: int) -> NDArray[np.int64]:
         """The job's candidate servers: most GPUs offered first, and among servers that hold
@@ -136,8 +147,14 @@ class Placer:
         return scope[order[capped[order] > 0]]
 
     def _place(
-        self, job: int, offered: NDArray[np.int64], topology: Topology | None
+        self,
+        job: int,
+        offered: NDArray[np.int64],
+        topology: Topology | None,
+        servers: NDArray[np.int64],
     ) -> Allocation:
+        """The method's counts on the ``offered`` GPUs (local indices) or consolidation's,
+        whichever runs faster on the real ``servers`` they stand for."""
         from asrpt_opt.placement.methods import place
         from asrpt_opt.speed.cluster import worker_graph_of
 
@@ -164,5 +181,10 @@ class Placer:
             fallback = consolidate_tiered(offered, spec.gpus, topology)
         if self._speed is None or fallback is None or fallback == proposal:
             return proposal
-        faster = self._speed.rate(spec, fallback) > self._speed.rate(spec, proposal)
-        return fallback if faster else proposal
+
+        # With tiers the rate depends on which servers: compare on the real ones.
+        def rate(local: Allocation) -> float:
+            assert self._speed is not None
+            return self._speed.rate(spec, tuple((int(servers[s]), c) for s, c in local))
+
+        return fallback if rate(fallback) > rate(proposal) else proposal

@@ -91,6 +91,9 @@ class ClusterSpeed(AbstractSpeed):
         self.method = method
         self._cache: dict[tuple[object, ...], tuple[float, float]] = {}
         self._best: dict[tuple[object, ...], BestShape] = {}
+        self._levels: dict[tuple[object, ...], tuple[float, ...]] = {}
+        topology = cluster.topology
+        self._rack: list[int] = [] if topology is None else topology.domains[0].tolist()
 
     def _bandwidths(self, job: Job) -> tuple[float, float]:
         """Inside a server, and between servers of one domain of the first tier (of any two
@@ -132,19 +135,47 @@ class ClusterSpeed(AbstractSpeed):
             flat = self._arranged(job, tuple(sorted(counts, reverse=True)))
             tau = max(res.iteration_time_s, flat[0])
             found = self._cache[cache_key] = (tau, res.cross_server_bytes)
+            self._levels[cache_key] = tuple(b for _, b in res.cross_tier_bytes)
         return found
 
-    def _of(self, job: Job, allocation: Allocation) -> tuple[float, float]:
-        counts = tuple(sorted((c for _, c in allocation), reverse=True))
+    def cross_tier_bytes(self, job: Job, allocation: Allocation) -> tuple[float, ...]:
+        """Bytes per iteration a DNN job sends over each link level above the server (between
+        servers of one rack, between racks of one pod, ..., across the spine); one entry,
+        the cross-server bytes, on a cluster without tiers; zeros for an abstract job.
+
+        Parameters
+        ----------
+        job : Job
+        allocation : Allocation
+
+        Returns
+        -------
+        tuple of float
+        """
         topology = self.cluster.topology
-        if topology is None or len(allocation) == 1:
-            return self._arranged(job, counts)
-        key = topology.shape_key([s for s, _ in allocation], [c for _, c in allocation])
-        node: tuple[object, ...] = key
-        while len(node) == 1 and isinstance(node[0], tuple):
-            node = node[0]
-        if all(isinstance(c, int) for c in node):
-            return self._arranged(job, counts)  # one domain of the first tier: one-tier model
+        levels = 1 if topology is None else len(topology.tiers) + 1
+        if job.is_abstract:
+            return (0.0,) * levels
+        cross = self._of(job, allocation)[1]
+        key = self._nested(allocation)
+        if key is None:
+            return (cross,) + (0.0,) * (levels - 1)
+        assert job.parallelism is not None
+        p = job.parallelism
+        return self._levels[(job.model, p.dp, p.pp, p.tp, key, self.method, "tiers")]
+
+    def _nested(self, allocation: Allocation) -> tuple[object, ...] | None:
+        """The allocation's shape nested by tiers, or None when it lies inside one domain of
+        the first tier, where the one-tier model at that tier's bandwidth applies."""
+        topology = self.cluster.topology
+        if topology is None or len({self._rack[s] for s, _ in allocation}) == 1:
+            return None
+        return topology.shape_key(*zip(*allocation, strict=True))
+
+    def _of(self, job: Job, allocation: Allocation) -> tuple[float, float]:
+        key = self._nested(allocation)
+        if key is None:
+            return self._arranged(job, tuple(sorted((c for _, c in allocation), reverse=True)))
         return self._tiered(job, key)
 
     def _arranged(self, job: Job, counts: tuple[int, ...]) -> tuple[float, float]:
