@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from asrpt_opt.sim.placer import Placement
     from asrpt_opt.sim.result import SimulationResult
     from asrpt_opt.sim.tables import Table
 
@@ -93,7 +94,7 @@ def replay(
     instance: Instance,
     policies: Sequence[str],
     *,
-    placement: str | None = None,
+    placement: str | Placement | None = None,
     predictor: str = "oracle",
     refit_every: int | None = None,
     seed: int = 0,
@@ -107,10 +108,10 @@ def replay(
     instance : Instance
     policies : sequence of str
         Registered policy names.
-    placement : str, optional
+    placement : str or Placement, optional
         Placement method that chooses DNN jobs' GPUs for every policy (abstract jobs are
-        always consolidated); by default each policy's own (A-SRPT ``mincut``, the baselines
-        ``consolidate``).
+        always consolidated), optionally with its choice among candidates; by default each
+        policy's own (``consolidate`` for the built-in policies).
     predictor : str
         Registered predictor name; a fresh one per policy.
     refit_every : int, optional

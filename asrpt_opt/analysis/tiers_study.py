@@ -18,6 +18,7 @@ import numpy as np
 from asrpt_opt.model.cluster import Cluster
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.policies.registry import simulate
+from asrpt_opt.sim.placer import Placement
 from asrpt_opt.traces.synthetic import LLM_MIX_TYPES, dnn_mix
 
 __all__ = ["TierRow", "TierSummary", "summarize", "tiers_study"]
@@ -114,7 +115,7 @@ def tiers_study(
     loads: Sequence[float] = (0.5, 0.7, 0.9),
     oversubscription: Sequence[float] = (1.0, 3.0),
     policies: Sequence[str] = ("a-srpt", "fifo", "srtf"),
-    placements: Sequence[str] = ("consolidate-flat", "consolidate", "mincut"),
+    placements: Sequence[str | Placement] = ("consolidate-flat", "consolidate", "mincut"),
     seeds: Sequence[int] = (0, 1, 2),
     progress: Callable[[int, int], None] | None = None,
 ) -> list[TierRow]:
@@ -130,7 +131,10 @@ def tiers_study(
     servers_per_rack, racks, racks_per_pod : int
         The cluster: 8 pods x 4 racks x 4 servers of 8 GPUs by default (1,024 GPUs).
     loads, oversubscription : sequence of float
-    policies, placements : sequence of str
+    policies : sequence of str
+    placements : sequence of str or Placement
+        Methods, or methods with a choice among candidates (rows name them as the
+        simulation reports them, e.g. ``consolidate+fragmentation``).
     seeds : sequence of int
     progress : callable, optional
         ``progress(done, total)`` after each simulation.
@@ -162,7 +166,7 @@ def tiers_study(
                                 oversubscription=over,
                                 seed=seed,
                                 policy=policy,
-                                placement=method,
+                                placement=res.placement,
                                 mean_jct_s=m.mean_jct_s,
                                 p95_jct_s=m.p95_jct_s,
                                 placement_slowdown=m.placement_slowdown,

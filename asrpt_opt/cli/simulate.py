@@ -38,6 +38,7 @@ from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
 from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES
 from asrpt_opt.sim.metrics import Metrics
+from asrpt_opt.sim.placer import CHOICES, Placement
 from asrpt_opt.speed.default import default_speed
 
 __all__ = ["add_parsers"]
@@ -110,7 +111,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         predictor=make_predictor(args.predictor, **params),
         restore_overhead_s=args.restore_overhead,
         seed=args.seed,
-        placement=args.placement,
+        placement=_placement(args),
         engine=args.engine,
         **policy_params(args.param, [args.policy])[args.policy],
     )
@@ -129,7 +130,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         write_figure(fig, args.gantt)
     warn_unstable(f"{res.policy} on {inst.name}", res.metrics.stability)
     if args.json:
-        emit_json_text(res.to_json_text(lower_bound_s=lb, seed=args.seed))
+        emit_json_text(res.to_json_text(lower_bound_s=lb, seed=args.seed, placement=res.placement))
         return 0
     m = res.metrics
     print(f"{inst.name}: {res.policy} on {inst.n_jobs} jobs, {inst.cluster.total_gpus} GPUs")
@@ -225,7 +226,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         inst,
         policies,
         policy_params=policy_params(args.param, policies),
-        placement=args.placement,
+        placement=_placement(args),
         predictor=args.predictor,
         refit_every=args.refit_every,
         seed=args.seed,
@@ -344,6 +345,7 @@ def add_parsers(sub: Any) -> None:
         help=f"how DNN jobs' GPUs are chosen: one of {', '.join(METHODS)} (default: the "
         "policy's own: consolidate for the built-in policies)",
     )
+    _choice_arguments(p)
     p.add_argument("--mu", type=finite(1), default=2.0, help="noisy predictor's distortion")
     p.add_argument(
         "--bias", type=finite(0, strict=True), default=1.0, help="noisy predictor's bias"
@@ -404,6 +406,7 @@ def add_parsers(sub: Any) -> None:
         help=f"how DNN jobs' GPUs are chosen, for every policy: one of {', '.join(METHODS)} "
         "(default: each policy's own: consolidate for the built-in policies)",
     )
+    _choice_arguments(p)
     p.add_argument(
         "--predictor",
         default="oracle",
@@ -450,3 +453,30 @@ def add_parsers(sub: Any) -> None:
         "a-srpt:finished_order=virtual; checked against the policy",
     )
     p.set_defaults(func=cmd_demo)
+
+
+def _choice_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--placement-choice",
+        type=registry_name(CHOICES, "placement choice"),
+        default="myopic",
+        metavar="CHOICE",
+        help=f"how a starting DNN job's GPUs are chosen among candidates: one of "
+        f"{', '.join(CHOICES)} (default myopic: the fastest now; fragmentation: keep whole "
+        "racks and servers free when the job is at most --placement-tolerance slower)",
+    )
+    p.add_argument(
+        "--placement-tolerance",
+        type=finite(0),
+        default=0.05,
+        help="relative slowdown the fragmentation choice accepts (default 0.05)",
+    )
+
+
+def _placement(args: argparse.Namespace) -> Any:
+    """The --placement method alone, or with its choice among candidates."""
+    if args.placement_choice == "myopic":
+        return args.placement
+    return Placement(
+        method=args.placement, choice=args.placement_choice, tolerance=args.placement_tolerance
+    )

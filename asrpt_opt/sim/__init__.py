@@ -2,6 +2,7 @@
 
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.sim.engine import Simulator
+from asrpt_opt.sim.placer import Placement
 from asrpt_opt.sim.result import SimulationResult
 from asrpt_opt.sim.simulation import simulate
 from asrpt_opt.sim.validate import validate_schedule
@@ -25,6 +26,7 @@ __all__ = [
     "ClusterView",
     "Decision",
     "JobRun",
+    "Placement",
     "Schedule",
     "Segment",
     "SimulationResult",

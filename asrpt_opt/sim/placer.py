@@ -23,12 +23,13 @@ pod) that holds the job, best fit, and the method and consolidation both work do
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from asrpt_opt.errors import ModelError
+from asrpt_opt.errors import ModelError, UsageError, lookup
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.topology import Topology
@@ -37,11 +38,83 @@ from asrpt_opt.placement.methods import make_method
 from asrpt_opt.placement.tiers import consolidate_tiered
 from asrpt_opt.speed.base import SpeedModel
 
-__all__ = ["ILP_IN_LOOP_S", "Placer"]
+__all__ = ["CHOICES", "ILP_IN_LOOP_S", "Placement", "Placer", "make_choice"]
 
 #: Time limit of the exact ``ilp`` method when it places jobs inside a simulation.
 ILP_IN_LOOP_S = 1.0
 _BUCKETS_UP_TO = 65_536
+
+
+#: A rule choosing among a job's candidate allocations: ``rule(rates, kept, tolerance)``
+#: gets each candidate's rate and what it keeps whole (``(racks, servers)`` entirely free
+#: after the start) and returns the index of the chosen one. The first candidate is the
+#: method's (or consolidation's, when faster).
+Choice = Callable[[list[float], list[tuple[int, int]], float], int]
+
+
+def _myopic(rates: list[float], kept: list[tuple[int, int]], tolerance: float) -> int:
+    """The fastest candidate (the first on ties)."""
+    return max(range(len(rates)), key=lambda i: (rates[i], -i))
+
+
+def _fragmentation(rates: list[float], kept: list[tuple[int, int]], tolerance: float) -> int:
+    """Among the candidates within ``tolerance`` of the fastest, the one that keeps the most
+    whole racks free, then whole servers, then the fastest."""
+    floor = (1.0 - tolerance) * max(rates)
+    ok = [i for i, r in enumerate(rates) if r >= floor]
+    return max(ok, key=lambda i: (kept[i], rates[i], -i))
+
+
+#: How the placer chooses among a job's candidate allocations, by name.
+CHOICES: dict[str, Choice] = {"myopic": _myopic, "fragmentation": _fragmentation}
+
+
+def make_choice(name: str) -> Choice:
+    """The placement choice registered as ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CHOICES`.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    UnknownNameError
+        If no choice has that name; the message lists the known ones.
+    """
+    return lookup(CHOICES, name, what="placement choice")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Placement:
+    """How a simulation places starting DNN jobs: a method and a choice among candidates.
+
+    Parameters
+    ----------
+    method : str, callable or None
+        A placement method of :data:`~asrpt_opt.placement.METHODS` or a callable with its
+        contract; None for the policy's own (``consolidate`` outside a simulation).
+    choice : str
+        ``"myopic"``: the method's counts or consolidation's, whichever runs faster now.
+        ``"fragmentation"``: also consider consolidating onto partly used servers only, and
+        among the candidates within ``tolerance`` of the fastest keep the most whole racks,
+        then whole servers, free for later wide jobs (:data:`CHOICES`).
+    tolerance : float
+        Relative slowdown a job may take to keep racks and servers whole, in [0, 1).
+    """
+
+    method: str | Callable[..., Any] | None = None
+    choice: str = "myopic"
+    tolerance: float = 0.05
+
+    def __post_init__(self) -> None:
+        make_choice(self.choice)
+        if not 0.0 <= self.tolerance < 1.0:
+            raise UsageError(f"placement tolerance must be in [0, 1), got {self.tolerance!r}")
 
 
 class Placer:
@@ -50,9 +123,10 @@ class Placer:
     Parameters
     ----------
     instance : Instance
-    method : str or callable
+    method : str, callable or Placement
         A registered placement method, or ``f(job, free, rng=..., time_limit_s=...)`` as
-        :func:`~asrpt_opt.placement.place` accepts.
+        :func:`~asrpt_opt.placement.place` accepts, or a :class:`Placement` (method and
+        choice).
     speed : SpeedModel, optional
         Compares the method's counts with consolidation's (without it, the method's are kept).
     """
@@ -60,13 +134,22 @@ class Placer:
     def __init__(
         self,
         instance: Instance,
-        method: str | Callable[..., Any],
+        method: str | Callable[..., Any] | Placement,
         speed: SpeedModel | None = None,
     ) -> None:
+        rule = method if isinstance(method, Placement) else Placement(method=method)
+        method = rule.method or "consolidate"
+        self._choice = None if rule.choice == "myopic" else make_choice(rule.choice)
+        self._tolerance = rule.tolerance
+        self._sizes = np.asarray(instance.cluster.servers, dtype=np.int64)
+        top = instance.cluster.topology
+        self._rack_of = None if top is None else top.domains[0]
         if isinstance(method, str):
             make_method(method)  # an unknown name fails here, before the simulation
         self.method = method
         self.name = method if isinstance(method, str) else getattr(method, "__name__", "custom")
+        if rule.choice != "myopic":
+            self.name += f"+{rule.choice}"
         self.graph_aware = method not in ("consolidate", "consolidate-flat")
         tiered = instance.cluster.topology is not None and method != "consolidate-flat"
         self._speed = speed
@@ -97,9 +180,45 @@ class Placer:
         Allocation or None
         """
         spec = self._jobs[job]
-        q = spec.gpus
         if spec.is_abstract:
-            return self._consolidate(free, q)
+            return self._consolidate(free, spec.gpus)
+        first = self._first(job, free)
+        if first is None or self._choice is None or self._speed is None:
+            return first
+        return self._chosen(job, free, first)
+
+    def _chosen(self, job: int, free: NDArray[np.int64], first: Allocation) -> Allocation:
+        """Choose between ``first`` and consolidation onto partly used servers only."""
+        assert self._choice is not None
+        assert self._speed is not None
+        spec = self._jobs[job]
+        partial = np.where(free == self._sizes, 0, free)
+        if self._topology is not None:
+            other = consolidate_tiered(partial, spec.gpus, self._topology)
+        else:
+            other = consolidate(partial, spec.gpus)
+        if other is None or other == first:
+            return first
+        candidates = [first, other]
+        rates = [self._speed.rate(spec, a) for a in candidates]
+        kept = [self._kept(free, a) for a in candidates]
+        return candidates[self._choice(rates, kept, self._tolerance)]
+
+    def _kept(self, free: NDArray[np.int64], allocation: Allocation) -> tuple[int, int]:
+        """(whole racks, whole servers) entirely free once ``allocation`` is taken."""
+        after = free.copy()
+        for s, c in allocation:
+            after[s] -= c
+        whole = after == self._sizes
+        if self._rack_of is None:
+            return 0, int(whole.sum())
+        broken = np.bincount(self._rack_of, weights=~whole)
+        return int(np.count_nonzero(broken == 0)), int(whole.sum())
+
+    def _first(self, job: int, free: NDArray[np.int64]) -> Allocation | None:
+        """The method's counts or consolidation's, whichever runs faster now."""
+        spec = self._jobs[job]
+        q = spec.gpus
         if not self.graph_aware:
             if self._topology is not None:
                 return consolidate_tiered(free, q, self._topology)

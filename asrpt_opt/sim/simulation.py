@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from asrpt_opt.model.job import Job
 from asrpt_opt.prediction import OraclePredictor, Predictor
 from asrpt_opt.sim.engine import Simulator
 from asrpt_opt.sim.metrics import compute_metrics
-from asrpt_opt.sim.placer import Placer
+from asrpt_opt.sim.placer import Placement, Placer
 from asrpt_opt.sim.result import SimulationResult, segment_costs
 from asrpt_opt.sim.validate import validate_schedule
 from asrpt_opt.sim.view import (
@@ -42,7 +43,7 @@ def simulate(
     seed: int | np.random.Generator | None = None,
     refit_every: int | None = None,
     history: Sequence[Job] | None = None,
-    placement: str | Callable[..., Any] | None = None,
+    placement: str | Callable[..., Any] | Placement | None = None,
     engine: str = "auto",
 ) -> SimulationResult:
     """Simulate ``policy`` on ``instance`` and return the validated schedule and its metrics.
@@ -76,8 +77,10 @@ def simulate(
         ``consolidate``, ...) or a callable with :func:`~asrpt_opt.placement.place`'s
         contract (see :mod:`asrpt_opt.sim.placer`). Defaults to the policy's
         ``default_placement``: Tiresias' ``consolidate`` for every built-in policy
-        (docs/placement.md says why A-SRPT's is not a graph method). Abstract jobs are
-        always consolidated.
+        (docs/placement.md says why A-SRPT's is not a graph method). A
+        :class:`~asrpt_opt.sim.placer.Placement` adds how to choose among candidates
+        (``choice="fragmentation"`` keeps whole servers and racks free within a tolerance).
+        Abstract jobs are always consolidated.
     engine : {"auto", "python", "compiled"}
         Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
         list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
@@ -122,8 +125,11 @@ def simulate(
         predictor.fit(list(history))
     elif not _is_fitted(predictor):
         predictor.fit([])
+    own = getattr(pol, "default_placement", "consolidate")
     if placement is None:
-        placement = getattr(pol, "default_placement", "consolidate")
+        placement = own
+    elif isinstance(placement, Placement) and placement.method is None:
+        placement = replace(placement, method=own)
     sim = Simulator(
         instance,
         pol,

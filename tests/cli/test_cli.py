@@ -221,6 +221,20 @@ def test_dnn_instances_simulate_and_need_bandwidths(capsys, tmp_path):
     assert "jobs[2].model: unknown model 'resnet5000'" in err
 
 
+def test_tiered_instances_simulate_with_a_fragmentation_aware_choice(capsys):
+    tiered = str(ROOT / "instances" / "examples" / "tiers-2level-3to1.json")
+    argv = ["simulate", tiered, "--policy", "fifo", "--placement", "mincut", "--json"]
+    status, out, _ = run(capsys, *argv, "--placement-choice", "fragmentation")
+    assert status == 0
+    assert json.loads(out)["placement"] == "mincut+fragmentation"
+    status, _, err = run(capsys, *argv, "--placement-choice", "tidy")
+    assert status == 2
+    assert "fragmentation" in err
+    status, _, err = run(capsys, *argv, "--placement-tolerance", "-1")
+    assert status == 2
+    assert "--placement-tolerance" in err
+
+
 def test_cli_reference_is_current():
     import argparse
     import re

@@ -72,3 +72,67 @@ def test_the_choice_is_compared_on_the_servers_the_job_gets():
     assert proposal != consolidation
     assert speed.rate(job, consolidation) > speed.rate(job, proposal)
     assert chosen == consolidation
+
+
+def _fragmented_instance() -> Instance:
+    """Three long jobs, consolidated, leave 1, 1, 2 and 4 free GPUs; then a 4-GPU
+    data-parallel ResNet-50 (2.6% slower on fragments) arrives, then a 4-GPU tensor-parallel
+    GPT-2 (63% slower across servers)."""
+
+    def job(name: str, t: float, model: str, dp: int, tp: int, iters: int) -> Job:
+        return Job(
+            id=name, release_s=t, gpus=dp * tp, model=model,
+            parallelism=Parallelism(dp=dp, pp=1, tp=tp), iterations=iters,
+        )  # fmt: skip
+
+    jobs = (
+        job("a", 0, "resnet50", 3, 1, 10**7),
+        job("b", 0, "resnet50", 3, 1, 10**7),
+        job("c", 0, "resnet50", 2, 1, 10**7),
+        job("d", 1, "resnet50", 4, 1, 20_000),
+        job("e", 2, "gpt2-1.5b", 1, 4, 20_000),
+    )
+    cluster = Cluster(servers=(4,) * 4, intra_server_gbps=300, inter_server_gbps=12.5)
+    return Instance(name="fragmented", cluster=cluster, jobs=jobs)
+
+
+def test_keeping_a_whole_server_free_lets_a_later_wide_job_run_on_one_server():
+    from asrpt_opt import simulate
+    from asrpt_opt.sim import Placement
+
+    inst = _fragmented_instance()
+    myopic = simulate(inst, "fifo")
+    keep = simulate(inst, "fifo", placement=Placement(choice="fragmentation"))
+    runs = {name: dict(zip([j.id for j in inst.jobs], r.schedule.runs, strict=True))
+            for name, r in (("myopic", myopic), ("keep", keep))}  # fmt: skip
+    # Myopic: d takes the whole server 3 and the GPT-2 job is spread over three servers.
+    assert runs["myopic"]["d"].segments[0].allocation == ((3, 4),)
+    assert len(runs["myopic"]["e"].segments[0].allocation) == 3
+    # Fragmentation-aware: c already fills the fragments a and b left (2.6% slower), so d
+    # and then the GPT-2 job each find a whole server.
+    assert runs["keep"]["c"].segments[0].allocation == ((0, 1), (1, 1))
+    assert runs["keep"]["d"].segments[0].allocation == ((2, 4),)
+    assert runs["keep"]["e"].segments[0].allocation == ((3, 4),)
+    done = {n: {j: r.completion_s for j, r in runs[n].items()} for n in runs}
+    assert done["keep"]["e"] < 0.7 * done["myopic"]["e"]
+    assert done["keep"]["d"] < 1.03 * done["myopic"]["d"]
+    assert keep.placement == "consolidate+fragmentation"
+
+
+def test_a_zero_tolerance_keeps_the_fastest():
+    from asrpt_opt import simulate
+    from asrpt_opt.sim import Placement
+
+    inst = _fragmented_instance()
+    strict = simulate(inst, "fifo", placement=Placement(choice="fragmentation", tolerance=0))
+    assert strict.schedule.runs == simulate(inst, "fifo").schedule.runs
+
+
+def test_a_placement_rule_refuses_unknown_choices_and_tolerances():
+    from asrpt_opt.errors import UnknownNameError, UsageError
+    from asrpt_opt.sim import Placement
+
+    with pytest.raises(UnknownNameError, match="fragmentation"):
+        Placement(choice="tidy")
+    with pytest.raises(UsageError, match="tolerance"):
+        Placement(choice="fragmentation", tolerance=1.5)
