@@ -21,8 +21,8 @@ def _text(cell) -> str:
     return "".join(cell["source"])
 
 
-def test_there_are_seven_notebooks():
-    assert len(NOTEBOOKS) == 7
+def test_there_are_eight_notebooks():
+    assert len(NOTEBOOKS) == 8
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -206,6 +206,10 @@ def _mincut(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.in
     move/swap local search (:func:`asrpt_opt.placement._kernels.refine`). The smallest cut
     wins. Deterministic."""
     servers, counts = _servers_and_counts(wg, free)
+    if servers.size == 1:
+        # One server holds the job: nothing crosses servers, as the graph-growing start the
+        # search would begin from (and keep) says.
+        return np.full(wg.n_workers, servers[0], dtype=np.int64)
     caps = np.arange(1, int(free.max()) + 1)
     out: NDArray[np.int64] = _kernels().multistart(_weights(wg), free, servers, counts, caps)
     return out

@@ -157,6 +157,12 @@ class Placer:
         self._cluster = instance.cluster
         self._topology = instance.cluster.topology if tiered else None
         self._rows = None if self._topology is None else self._topology.domains.tolist()
+        # Per tier: each server's domain, and each domain's servers.
+        self._domains: list[tuple[NDArray[np.int64], list[NDArray[np.int64]]]] = []
+        if self._topology is not None:
+            for row in self._topology.domains:
+                members = [np.flatnonzero(row == d) for d in range(int(row.max()) + 1)]
+                self._domains.append((row, members))
         self._graphs: dict[tuple[Any, ...], Any] = {}
         self._cache: dict[tuple[Any, ...], Allocation] = {}
         # Consolidation on hundreds of servers or more keeps free-count buckets between calls
@@ -251,19 +257,20 @@ class Placer:
     def _candidates(self, free: NDArray[np.int64], q: int) -> NDArray[np.int64]:
         """The job's candidate servers: most GPUs offered first, and among servers that hold
         the whole job, best fit; with tiers, only inside the smallest domain that holds it."""
-        scope = np.arange(free.size)
-        if self._topology is not None:
-            for row in self._topology.domains:
-                room = np.bincount(row, weights=free, minlength=int(row.max()) + 1)
-                fits = np.flatnonzero(room >= q)
-                if fits.size:
-                    scope = np.flatnonzero(row == fits[np.argmin(room[fits])])
-                    break
-        mine = free[scope]
+        scope = None
+        for row, members in self._domains:
+            room = np.bincount(row, weights=free, minlength=len(members))
+            room[room < q] = np.inf
+            best = int(room.argmin())  # best fit: the least room that holds the job
+            if room[best] != np.inf:
+                scope = members[best]
+                break
+        mine = free if scope is None else free[scope]
         capped = np.minimum(mine, q)
         fit = np.where(capped == q, mine, 0)
-        order = np.lexsort((scope, fit, -capped))[:q]
-        return scope[order[capped[order] > 0]]
+        order = np.lexsort((fit, -capped))[:q]  # stable: ties to the lower index
+        order = order[capped[order] > 0]
+        return order if scope is None else scope[order]
 
     def _place(
         self,

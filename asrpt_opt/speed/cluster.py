@@ -22,6 +22,9 @@ __all__ = ["SHAPE_BUDGET", "BestShape", "ClusterSpeed", "worker_graph_of"]
 
 logger = logging.getLogger(__name__)
 
+#: Allocations whose rate a tiered cluster's speed model remembers before starting afresh.
+_SEEN_LIMIT = 1 << 18
+
 #: How many allocation shapes :meth:`ClusterSpeed.best_shape` evaluates at most per job type.
 SHAPE_BUDGET = 400
 
@@ -92,6 +95,7 @@ class ClusterSpeed(AbstractSpeed):
         self._cache: dict[tuple[object, ...], tuple[float, float]] = {}
         self._best: dict[tuple[object, ...], BestShape] = {}
         self._levels: dict[tuple[object, ...], tuple[float, ...]] = {}
+        self._seen: dict[tuple[object, ...], tuple[float, float]] = {}
         topology = cluster.topology
         self._rack: list[int] = [] if topology is None else topology.domains[0].tolist()
 
@@ -173,10 +177,24 @@ class ClusterSpeed(AbstractSpeed):
         return topology.shape_key(*zip(*allocation, strict=True))
 
     def _of(self, job: Job, allocation: Allocation) -> tuple[float, float]:
-        key = self._nested(allocation)
-        if key is None:
+        if self.cluster.topology is None:
             return self._arranged(job, tuple(sorted((c for _, c in allocation), reverse=True)))
-        return self._tiered(job, key)
+        # With tiers the shape takes a nesting per call: remember allocations already seen.
+        assert job.parallelism is not None
+        p = job.parallelism
+        seen = (job.model, p.dp, p.pp, p.tp, allocation)
+        found = self._seen.get(seen)
+        if found is None:
+            key = self._nested(allocation)
+            if key is None:
+                counts = tuple(sorted((c for _, c in allocation), reverse=True))
+                found = self._arranged(job, counts)
+            else:
+                found = self._tiered(job, key)
+            if len(self._seen) >= _SEEN_LIMIT:
+                self._seen.clear()  # bounded memory on long runs; a miss only costs time
+            self._seen[seen] = found
+        return found
 
     def _arranged(self, job: Job, counts: tuple[int, ...]) -> tuple[float, float]:
         """(iteration time, cross-server bytes per iteration) with the workers arranged by
