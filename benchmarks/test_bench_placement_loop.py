@@ -49,3 +49,33 @@ def test_asrpt_with_graph_placement(benchmark, method):
         f"{seconds / reference_s():.2f}x A-SRPT with consolidate"
     )
     assert result.metrics.n_jobs == N_JOBS
+
+
+@cache
+def tiered_workload(oversubscription: float) -> Instance:
+    # The same 1,024 GPUs in 8 pods of 4 racks of 4 servers, 25 GB/s inside a rack.
+    cluster = Cluster.tiered(
+        servers_per_rack=4,
+        racks=32,
+        racks_per_pod=4,
+        rack_gbps=25.0,
+        oversubscription=oversubscription,
+    )
+    return dnn_mix(N_JOBS, cluster, load=0.7, seed=0)
+
+
+@pytest.mark.parametrize("oversubscription", [1.0, 3.0])
+def test_asrpt_with_graph_placement_on_tiers(benchmark, oversubscription):
+    inst = tiered_workload(oversubscription)
+    result = benchmark.pedantic(
+        simulate, args=(inst, "a-srpt"), kwargs={"placement": "mincut"}, rounds=1, iterations=1
+    )
+    seconds = benchmark.stats.stats.min
+    benchmark.extra_info["jobs_per_s"] = N_JOBS / seconds
+    benchmark.extra_info["ratio_to_consolidate"] = seconds / reference_s()
+    print(
+        f"\nmincut on 3 tiers, {oversubscription:g}:1: {N_JOBS / seconds:,.0f} jobs/s, "
+        f"{seconds / reference_s():.2f}x A-SRPT with consolidate on one tier, "
+        f"stability {result.metrics.stability.verdict}"
+    )
+    assert result.metrics.n_jobs == N_JOBS

@@ -210,7 +210,8 @@ def _mincut(wg: WorkerGraph, free: NDArray[np.int64], **_: Any) -> NDArray[np.in
         # One server holds the job: nothing crosses servers, as the graph-growing start the
         # search would begin from (and keep) says.
         return np.full(wg.n_workers, servers[0], dtype=np.int64)
-    caps = np.arange(1, int(free.max()) + 1)
+    # A merge tree capped above the job's size is the tree capped at it: no more caps.
+    caps = np.arange(1, min(int(free.max()), wg.n_workers) + 1)
     out: NDArray[np.int64] = _kernels().multistart(_weights(wg), free, servers, counts, caps)
     return out
 

@@ -346,8 +346,8 @@ class ClusterSpeed(AbstractSpeed):
 
 def _fits_one_domain(counts: tuple[int, ...], cluster: Cluster) -> bool:
     """Whether per-server ``counts`` fit inside one domain of the first tier (always, when
-    the cluster has no tiers)."""
-    if cluster.topology is None or len(counts) <= 1:
+    the cluster has no tiers or every link between servers has the first tier's speed)."""
+    if cluster.topology is None or len(counts) <= 1 or len(set(cluster.level_gbps[1:])) == 1:
         return True
     row = cluster.topology.domains[0]
     sizes = np.asarray(cluster.servers)

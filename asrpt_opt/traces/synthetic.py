@@ -372,7 +372,10 @@ def dnn_mix(
     log-normal (median ``median_length_s``, clipped to [60 s, ``max_length_s``]) and becomes
     ``iterations`` through the worker-graph iteration time. Arrivals are Poisson at the rate
     that makes the offered load (GPU-seconds on best placements requested per second, over
-    the cluster's GPUs) equal ``load``.
+    the cluster's GPUs) equal ``load``. On a cluster with network tiers, a job type whose best
+    rate is only bounded (wider than a rack) refers instead to the faster of tier-aware
+    consolidation and ``mincut`` on the empty cluster, a placement it can get: the bound
+    would understate its length and so the load.
 
     Parameters
     ----------
@@ -417,7 +420,7 @@ def dnn_mix(
             parallelism=Parallelism(dp=dp, pp=pp, tp=tp),
             iterations=1,
         )
-        taus.append(1.0 / speed.best_rate(probe, cluster))
+        taus.append(_reference_tau(speed, probe, cluster))
     kind = rng.choice(len(types), size=n_jobs, p=freq / freq.sum())
     length = np.exp(rng.normal(np.log(median_length_s), sigma, size=n_jobs))
     length = np.clip(length, 60.0, max_length_s)
@@ -459,3 +462,28 @@ def dnn_mix(
 
 def _types_name(types: Sequence[tuple[str, int, int, int, float]]) -> str:
     return "LLM_MIX_TYPES" if tuple(types) == LLM_MIX_TYPES else "custom"
+
+
+def _reference_tau(speed: Any, probe: Job, cluster: Cluster) -> float:
+    """Seconds per iteration of ``probe`` on its best placement in the empty ``cluster``, or,
+    where tiers leave that best only bounded, on the faster of two placements it can get."""
+    from asrpt_opt.placement.methods import place
+    from asrpt_opt.placement.tiers import consolidate_tiered
+    from asrpt_opt.speed.cluster import worker_graph_of
+
+    best = speed.best_shape(probe, cluster)
+    if best.exact or cluster.topology is None:
+        return float(1.0 / best.rate)
+    free = np.asarray(cluster.servers, dtype=np.int64)
+    consolidated = consolidate_tiered(free, probe.gpus, cluster.topology)
+    assert consolidated is not None
+    gbps = cluster.level_gbps
+    split = place(
+        worker_graph_of(probe),
+        free,
+        method="mincut",
+        intra_gbps=gbps[0],
+        inter_gbps=gbps[-1],
+        topology=cluster.topology,
+    ).allocation
+    return float(1.0 / max(speed.rate(probe, consolidated), speed.rate(probe, split)))
