@@ -88,11 +88,8 @@ class TierSummary:
     cross_rack_gb: float
 
 
-def _traffic_gb(inst: Instance, schedule: Any) -> tuple[float, float]:
+def _traffic_gb(inst: Instance, schedule: Any, speed: Any) -> tuple[float, float]:
     """GB between racks and between pods over the whole schedule."""
-    from asrpt_opt.speed.cluster import ClusterSpeed
-
-    speed = ClusterSpeed(inst.cluster)
     rack = pod = 0.0
     for job, run in zip(inst.jobs, schedule.runs, strict=True):
         if job.is_abstract:
@@ -143,6 +140,8 @@ def tiers_study(
     -------
     list of TierRow
     """
+    from asrpt_opt.speed.cluster import ClusterSpeed
+
     total = len(loads) * len(oversubscription) * len(seeds) * len(policies) * len(placements)
     rows: list[TierRow] = []
     for over in oversubscription:
@@ -152,14 +151,16 @@ def tiers_study(
             racks_per_pod=racks_per_pod,
             oversubscription=over,
         )
+        # One speed model per cluster: its best shapes and arrangements serve every run.
+        speed = ClusterSpeed(cluster)
         for load in loads:
             for seed in seeds:
                 inst = dnn_mix(n_jobs, cluster, load=load, types=LLM_MIX_TYPES, seed=seed)
                 for policy in policies:
                     for method in placements:
-                        res = simulate(inst, policy, placement=method, seed=seed)
+                        res = simulate(inst, policy, placement=method, seed=seed, speed=speed)
                         m = res.metrics
-                        rack, pod = _traffic_gb(inst, res.schedule)
+                        rack, pod = _traffic_gb(inst, res.schedule, speed)
                         rows.append(
                             TierRow(
                                 load=load,

@@ -146,20 +146,21 @@ def by_tiers(
     ndarray of int
         Server of each worker.
     """
-    return _descend(method, wg, free, topology, len(topology.tiers), knobs)
+    return _descend(method, wg, free, list(topology.domains), knobs)
 
 
 def _descend(
     method: Callable[..., Any],
     wg: Any,
     free: NDArray[np.int64],
-    topology: Topology,
-    tier: int,
+    rows: list[NDArray[np.int64]],
     knobs: dict[str, Any],
 ) -> NDArray[np.int64]:
-    if tier == 0:
+    """Place on the outermost of ``rows`` (each server's domain per tier, numbered from 0),
+    then inside each domain on the tiers below."""
+    if not rows:
         return np.asarray(method(wg, free, **knobs), dtype=np.int64)
-    dom = topology.domains[tier - 1]
+    dom = rows[-1]
     room = np.bincount(dom, weights=free, minlength=int(dom.max()) + 1).astype(np.int64)
     used = np.flatnonzero(room)
     if used.size == 1:  # one domain offers every free GPU: nothing to split at this tier
@@ -170,14 +171,9 @@ def _descend(
     for d in np.unique(part).tolist():
         workers = np.flatnonzero(part == d)
         servers = np.flatnonzero(dom == d)
-        local = _descend(
-            method,
-            _part(wg, workers),
-            free[servers],
-            topology.subset(servers),
-            tier - 1,
-            knobs,
-        )
+        # The domain's servers, with the tiers below renumbered from 0 as a subset would.
+        inner = [np.unique(r[servers], return_inverse=True)[1] for r in rows[:-1]]
+        local = _descend(method, _part(wg, workers), free[servers], inner, knobs)
         out[workers] = servers[local]
     return out
 
