@@ -40,6 +40,7 @@ __all__ = [
     "by_tiers",
     "consolidate_tiered",
     "level_costs",
+    "smallest_domain",
     "tier_cost_s",
     "tiered_cut_placement",
 ]
@@ -178,12 +179,11 @@ def _descend(
     return out
 
 
-def consolidate_tiered(
+def smallest_domain(
     free: NDArray[np.int64], gpus: int, topology: Topology
-) -> Allocation | None:
-    """Consolidation down the hierarchy: the job goes into the smallest domain that can hold
-    it (the one with the least free GPUs that fits, lowest index on ties), and inside it onto
-    the fewest servers, best fit (:func:`~asrpt_opt.placement.consolidate.consolidate`).
+) -> NDArray[np.int64] | None:
+    """The servers of the smallest domain that can hold ``gpus``: the innermost tier with one
+    that does, and in it the domain with the least free GPUs that fits (lowest index on ties).
 
     Parameters
     ----------
@@ -194,21 +194,45 @@ def consolidate_tiered(
 
     Returns
     -------
+    ndarray of int or None
+        Server indices, increasing; None when no domain holds ``gpus``.
+    """
+    for row in topology.domains:
+        room = np.bincount(row, weights=free, minlength=int(row.max()) + 1)
+        room[room < gpus] = np.inf
+        best = int(room.argmin())
+        if room[best] != np.inf:
+            return np.flatnonzero(row == best)
+    return None
+
+
+def consolidate_tiered(
+    free: NDArray[np.int64], gpus: int, topology: Topology | None
+) -> Allocation | None:
+    """Consolidation down the hierarchy: the job goes into the smallest domain that can hold
+    it (:func:`smallest_domain`), and inside it onto the fewest servers, best fit
+    (:func:`~asrpt_opt.placement.consolidate.consolidate`, which it is without tiers).
+
+    Parameters
+    ----------
+    free : ndarray of int
+        Free GPUs per server.
+    gpus : int
+    topology : Topology or None
+
+    Returns
+    -------
     Allocation or None
         None when fewer than ``gpus`` GPUs are free.
     """
-    if int(free.max(initial=0)) >= gpus:
+    if topology is None or int(free.max(initial=0)) >= gpus:
         return consolidate(free, gpus)
-    for row in topology.domains:
-        room = np.bincount(row, weights=free, minlength=int(row.max()) + 1)
-        fits = np.flatnonzero(room >= gpus)
-        if fits.size:
-            d = int(fits[np.argmin(room[fits])])
-            servers = np.flatnonzero(row == d)
-            inside = consolidate(free[servers], gpus)
-            assert inside is not None
-            return tuple((int(servers[s]), c) for s, c in inside)
-    return consolidate(free, gpus)
+    servers = smallest_domain(free, gpus, topology)
+    if servers is None:
+        return consolidate(free, gpus)
+    inside = consolidate(free[servers], gpus)
+    assert inside is not None
+    return tuple((int(servers[s]), c) for s, c in inside)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,7 +35,7 @@ from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.topology import Topology
 from asrpt_opt.placement.consolidate import VECTOR_FROM, BestFit, consolidate
 from asrpt_opt.placement.methods import make_method
-from asrpt_opt.placement.tiers import consolidate_tiered
+from asrpt_opt.placement.tiers import consolidate_tiered, smallest_domain
 from asrpt_opt.speed.base import SpeedModel
 
 __all__ = ["CHOICES", "ILP_IN_LOOP_S", "Placement", "Placer", "make_choice"]
@@ -157,12 +157,6 @@ class Placer:
         self._cluster = instance.cluster
         self._topology = instance.cluster.topology if tiered else None
         self._rows = None if self._topology is None else self._topology.domains.tolist()
-        # Per tier: each server's domain, and each domain's servers.
-        self._domains: list[tuple[NDArray[np.int64], list[NDArray[np.int64]]]] = []
-        if self._topology is not None:
-            for row in self._topology.domains:
-                members = [np.flatnonzero(row == d) for d in range(int(row.max()) + 1)]
-                self._domains.append((row, members))
         self._graphs: dict[tuple[Any, ...], Any] = {}
         self._cache: dict[tuple[Any, ...], Allocation] = {}
         # Consolidation on hundreds of servers or more keeps free-count buckets between calls
@@ -199,10 +193,7 @@ class Placer:
         assert self._speed is not None
         spec = self._jobs[job]
         partial = np.where(free == self._sizes, 0, free)
-        if self._topology is not None:
-            other = consolidate_tiered(partial, spec.gpus, self._topology)
-        else:
-            other = consolidate(partial, spec.gpus)
+        other = consolidate_tiered(partial, spec.gpus, self._topology)
         if other is None or other == first:
             return first
         candidates = [first, other]
@@ -257,14 +248,7 @@ class Placer:
     def _candidates(self, free: NDArray[np.int64], q: int) -> NDArray[np.int64]:
         """The job's candidate servers: most GPUs offered first, and among servers that hold
         the whole job, best fit; with tiers, only inside the smallest domain that holds it."""
-        scope = None
-        for row, members in self._domains:
-            room = np.bincount(row, weights=free, minlength=len(members))
-            room[room < q] = np.inf
-            best = int(room.argmin())  # best fit: the least room that holds the job
-            if room[best] != np.inf:
-                scope = members[best]
-                break
+        scope = None if self._topology is None else smallest_domain(free, q, self._topology)
         mine = free if scope is None else free[scope]
         capped = np.minimum(mine, q)
         fit = np.where(capped == q, mine, 0)
@@ -301,10 +285,7 @@ class Placer:
             time_limit_s=ILP_IN_LOOP_S,
             topology=topology,
         ).allocation
-        if topology is None:
-            fallback = consolidate(offered, spec.gpus)
-        else:
-            fallback = consolidate_tiered(offered, spec.gpus, topology)
+        fallback = consolidate_tiered(offered, spec.gpus, topology)
         if self._speed is None or fallback is None or fallback == proposal:
             return proposal
 

@@ -15,7 +15,7 @@ from asrpt_opt.model.dnn import load_model
 from asrpt_opt.model.job import Job, Parallelism
 from asrpt_opt.model.workers import WorkerGraph, worker_graph
 from asrpt_opt.placement.methods import place
-from asrpt_opt.speed._shapes import shapes
+from asrpt_opt.speed._shapes import fits, shapes
 from asrpt_opt.speed.base import AbstractSpeed
 
 __all__ = ["SHAPE_BUDGET", "BestShape", "ClusterSpeed", "worker_graph_of"]
@@ -351,9 +351,8 @@ def _fits_one_domain(counts: tuple[int, ...], cluster: Cluster) -> bool:
         return True
     row = cluster.topology.domains[0]
     sizes = np.asarray(cluster.servers)
-    need = sorted(counts, reverse=True)
-    for d in range(int(row.max()) + 1):
-        have = sorted(sizes[row == d].tolist(), reverse=True)
-        if len(have) >= len(need) and all(h >= n for h, n in zip(have, need, strict=False)):
-            return True
-    return False
+    need = tuple(sorted(counts, reverse=True))
+    return any(
+        fits(need, tuple(sorted(sizes[row == d].tolist(), reverse=True)))
+        for d in range(int(row.max()) + 1)
+    )
