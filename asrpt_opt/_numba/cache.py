@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import logging
 import pickle
 from collections.abc import Callable
@@ -119,6 +120,7 @@ def _package_of(path: Path) -> Path | None:
 
 
 def _install() -> None:
+    _skip_blas_probe()
     classes = caching.CacheImpl._locator_classes
     if PackageLocator not in classes:
         classes.insert(0, PackageLocator)
@@ -127,6 +129,35 @@ def _install() -> None:
         global _numba_load_index
         _numba_load_index = index._load_index
         index._load_index = _load_index_or_stale  # type: ignore[method-assign]
+
+
+def _skip_blas_probe() -> None:
+    """Import numba's array functions without their start-up probe for BLAS.
+
+    ``numba.np.arraymath`` imports ``scipy.linalg`` when it is imported, only to record
+    whether a BLAS exists (for one inner-product helper); that import is 0.1-0.2 s of the
+    0.55 s a compiled run spends loading numba's cache, and no kernel here uses BLAS. The
+    probe is answered from whether scipy is installed, without importing it; numba's BLAS
+    functions still import and check ``scipy.linalg`` themselves when first compiled.
+    """
+    import sys
+
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    from numba.np import linalg
+
+    probe = linalg.ensure_blas
+    linalg.ensure_blas = _no_blas_yet
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    arraymath.ensure_blas = probe
+    arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
+
+
+def _no_blas_yet() -> None:
+    raise ImportError("BLAS is checked when first needed")
 
 
 _numba_load_index: Callable[[Any], Any] | None = None

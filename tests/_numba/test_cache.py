@@ -73,3 +73,20 @@ def test_editing_another_kernel_module_recompiles_a_cached_kernel(tmp_path):
     edited = _run(root, cache)
     assert edited[0] == [4.0, 2.0]
     assert (edited[1], edited[2]) == (0, 1)
+
+
+def test_kernels_load_without_importing_scipy_linalg_and_blas_still_works():
+    # numba imports scipy.linalg only to probe for BLAS; the package answers the probe
+    # without it, and numba's own BLAS functions still find it when compiled.
+    probe = (
+        "import sys, numpy as np\n"
+        "from asrpt_opt.relaxation._kernels import srpt_loop\n"
+        "srpt_loop(np.array([0.0, 1.0]), np.array([3.0, 1.0]), np.array([0, 1]))\n"
+        "print('scipy.linalg' in sys.modules)\n"
+        "from asrpt_opt._numba import njit\n"
+        "dot = njit(lambda a, b: np.dot(a, b))\n"
+        "print(dot(np.ones(3), np.arange(3.0)), 'scipy.linalg' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "3.0", "True"]
