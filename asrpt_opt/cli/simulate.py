@@ -36,7 +36,7 @@ from asrpt_opt.policies import POLICIES, PRIMARY, TiresiasGittins
 from asrpt_opt.policies.registry import simulate
 from asrpt_opt.prediction import PREDICTORS, make_predictor, seed_params
 from asrpt_opt.relaxation.bounds import lower_bounds
-from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES
+from asrpt_opt.sim.compiled import COMPILED_FROM, ENGINES, PREEMPTIVE_FROM
 from asrpt_opt.sim.metrics import Metrics
 from asrpt_opt.sim.placer import CHOICES, Placement
 from asrpt_opt.speed.default import default_speed
@@ -355,9 +355,9 @@ def add_parsers(sub: Any) -> None:
         choices=ENGINES,
         default="auto",
         help="where the event loop runs: auto (compiled for the built-in policies on "
-        f"{COMPILED_FROM:,} or more abstract jobs, on {_GITTINS_FROM:,} or more for "
-        "tiresias-gittins, else Python), python, or compiled; both give the same schedule "
-        "(default auto)",
+        f"{COMPILED_FROM:,} or more abstract jobs, for the preemptive ones on "
+        f"{PREEMPTIVE_FROM:,} or more, for tiresias-gittins on {_GITTINS_FROM:,} or more, "
+        "else Python), python, or compiled; both give the same schedule (default auto)",
     )
     p.add_argument("--gantt", metavar="PNG", help="also draw the schedule to this file")
     p.add_argument(

@@ -35,6 +35,7 @@ __all__ = [
     "new_state",
     "serve",
     "server_filling",
+    "widest_first",
 ]
 
 #: The selection rules, by code.
@@ -59,6 +60,8 @@ structref.define_proxy(
         "rule", "order", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus",
         "released", "length_sum", "quantum", "quantum_end", "mark",
         "shadow", "n_shadow", "widths", "width_of", "counts",
+        "ranked", "wkey", "wjob", "n_w", "pend", "n_pend", "rkey", "rjob", "n_r", "inr",
+        "merged",
     ],
 )  # fmt: skip
 
@@ -71,17 +74,25 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
     n = s.n
     mw = rule == _MAXWEIGHT
     widths = np.unique(s.gpus)
+    # The rules that rank by remaining time or area keep their waiting jobs sorted.
+    ranked = order != _ARRIVAL and rule in (_SF, _FIRSTFIT, _GREEDY)
+    m = n if ranked else 1
     return SelectionState(
         rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
         0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
         np.empty(n if mw else 1, np.int64), 0, widths,
         np.searchsorted(widths, s.gpus).astype(np.int64), np.zeros(widths.shape[0], np.int64),
+        ranked, np.empty(m), np.empty(m, np.int64), 0, np.empty(m, np.int64), 0,
+        np.empty(m), np.empty(m, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
     )  # fmt: skip
 
 
 @implement(loop.arrive, SelectionStateType)
 def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     activate(policy, sim, job)
+    if policy.ranked:
+        policy.pend[policy.n_pend] = job
+        policy.n_pend += 1
     if policy.rule == _MAXWEIGHT:
         policy.shadow[policy.n_shadow] = job
         policy.n_shadow += 1
@@ -133,6 +144,8 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     # wake-up time (NaN: none).
     if p.n_act == 0:
         return np.nan
+    if p.ranked:
+        return _ranked_select_and_serve(p, s, now)
     if p.rule == _PRR and now >= p.quantum_end - 1e-12:
         p.quantum += 1
         # A fixed quantum, or (NaN) half the mean predicted length.
@@ -228,7 +241,7 @@ def fill_choice(p: Any, s: Any, ranked: Any, fits: bool, cap: int) -> Any:
     (the waiting ones given), widest first; else :func:`server_filling` (widths capped at
     ``cap`` for the order)."""
     if fits:
-        return ranked[np.argsort(-s.gpus[ranked], kind="mergesort")]
+        return widest_first(ranked, s.gpus, s.total_gpus)
     return server_filling(ranked, s.gpus, s.total_gpus, p.mark, cap)
 
 
@@ -292,6 +305,28 @@ def serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
 
 
 @njit(cache=True)
+def widest_first(jobs: Any, gpus: Any, cap: int) -> Any:
+    """``jobs`` by width capped at ``cap``, widest first, in their order among equals: a
+    counting sort, linear in the jobs (the prefix ServerFilling sorts at every decision holds
+    as many jobs as fill the cluster)."""
+    top = 0
+    for j in jobs:
+        top = max(top, min(gpus[j], cap))
+    at = np.zeros(top + 1, np.int64)  # bucket top - w holds width w
+    for j in jobs:
+        at[top - min(gpus[j], cap)] += 1
+    first = 0
+    for b in range(top + 1):
+        at[b], first = first, first + at[b]
+    out = np.empty(jobs.shape[0], np.int64)
+    for j in jobs:
+        b = top - min(gpus[j], cap)
+        out[at[b]] = j
+        at[b] += 1
+    return out
+
+
+@njit(cache=True)
 def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int) -> Any:
     """:func:`asrpt_opt.policies.serverfilling.server_filling` (``mark``: scratch, all
     false; ``cap``: ``server_gpus``, or ``total_gpus`` for the paper's rule)."""
@@ -301,7 +336,7 @@ def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int)
     while k < m and covered < total_gpus:
         covered += gpus[ranked[k]]
         k += 1
-    prefix = ranked[:k][np.argsort(-np.minimum(gpus[ranked[:k]], cap), kind="mergesort")]
+    prefix = widest_first(ranked[:k], gpus, cap)
     chosen = np.empty(m, np.int64)
     n_chosen = 0
     used = 0
@@ -323,3 +358,135 @@ def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int)
     for i in range(n_chosen):
         mark[chosen[i]] = False
     return chosen[:n_chosen]
+
+
+# ------------------------------------------------------------ ranking kept between decisions
+@njit(cache=True)
+def _key(p: Any, s: Any, j: int, now: float) -> float:
+    # _MultiserverPolicy._keys for one job: predicted remaining time, or area.
+    left = (s.predicted[j] - attained(s, j, now)) / s.best_rate[j]
+    return left * s.gpus[j] if p.order == _AREA else left
+
+
+@njit(cache=True)
+def _before(ka: float, a: int, kb: float, b: int) -> bool:
+    # The ranking's order: by key, ties to the lower index.
+    return ka < kb or (ka == kb and a < b)
+
+
+@njit(cache=True)
+def _sync_waiting(p: Any, s: Any, now: float) -> None:
+    """Drop the waiting jobs that started, and merge in those that arrived or were
+    preempted: a waiting job's key is fixed, so the waiting jobs stay sorted."""
+    kept = 0
+    for i in range(p.n_w):
+        if s.status[p.wjob[i]] == WAITING:
+            p.wjob[kept] = p.wjob[i]
+            p.wkey[kept] = p.wkey[i]
+            kept += 1
+    k = p.n_pend
+    jobs = np.sort(p.pend[:k])
+    keys = np.empty(k)
+    for i in range(k):
+        keys[i] = _key(p, s, jobs[i], now)
+    by = np.argsort(keys, kind="mergesort")  # stable: ties stay in index order
+    i, m, dest = k - 1, kept - 1, kept + k - 1  # merge from the back, in place
+    while i >= 0:
+        j, key = jobs[by[i]], keys[by[i]]
+        if m >= 0 and _before(key, j, p.wkey[m], p.wjob[m]):
+            p.wjob[dest] = p.wjob[m]
+            p.wkey[dest] = p.wkey[m]
+            m -= 1
+        else:
+            p.wjob[dest] = j
+            p.wkey[dest] = key
+            i -= 1
+        dest -= 1
+    p.n_w = kept + k
+    p.n_pend = 0
+
+
+@njit(cache=True)
+def _rank_running(p: Any, s: Any, now: float) -> None:
+    """The running jobs by (key, index), starting from the previous decision's order: their
+    keys fall while they run and rarely cross, so insertion sort does little."""
+    m = 0
+    for i in range(p.n_r):
+        j = p.rjob[i]
+        if s.status[j] == RUNNING:
+            p.rjob[m] = j
+            m += 1
+        else:
+            p.inr[j] = False
+    for r in range(s.n_run):
+        j = s.run_list[r]
+        if not p.inr[j]:
+            p.inr[j] = True
+            p.rjob[m] = j
+            m += 1
+    p.n_r = m
+    for i in range(m):
+        j, key = p.rjob[i], _key(p, s, p.rjob[i], now)
+        k = i
+        while k > 0 and _before(key, j, p.rkey[k - 1], p.rjob[k - 1]):
+            p.rkey[k] = p.rkey[k - 1]
+            p.rjob[k] = p.rjob[k - 1]
+            k -= 1
+        p.rkey[k] = key
+        p.rjob[k] = j
+
+
+@njit(cache=True)
+def _merge(p: Any, upto: int) -> Any:
+    # The start of the ranking: the running jobs and the ``upto`` most urgent waiting ones
+    # in rank order, up to the last of those (past it, unread waiting jobs may come first).
+    a, b, k = 0, 0, 0
+    out = p.merged
+    while a < p.n_r or b < upto:
+        if b == upto and upto < p.n_w:
+            break
+        if b == upto or (a < p.n_r and _before(p.rkey[a], p.rjob[a], p.wkey[b], p.wjob[b])):
+            out[k] = p.rjob[a]
+            a += 1
+        else:
+            out[k] = p.wjob[b]
+            b += 1
+        k += 1
+    return out[:k]
+
+
+@njit(cache=True)
+def _decided(s: Any, ranked: Any, chosen: Any, rule: int) -> bool:
+    # Whether the fit rule's choice from the first part of the ranking is its choice from
+    # the whole: the GPUs are full (ServerFilling's prefix then lies in the part, as the
+    # chosen jobs cover the GPUs), or greedy stopped at a job that did not fit.
+    used = 0
+    for j in chosen:
+        used += s.gpus[j]
+    return used >= s.total_gpus or (rule == _GREEDY and chosen.shape[0] < ranked.shape[0])
+
+
+@njit(cache=True)
+def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
+    # _select_and_serve for the rules ranking by remaining time or area, from the sorted
+    # waiting jobs and the running ones re-ranked (_MultiserverPolicy.select).
+    _sync_waiting(p, s, now)
+    fits = p.active_gpus <= s.total_gpus
+    if fits:
+        chosen = _fit(p, s, p.wjob[: p.n_w].copy(), True)
+    else:
+        _rank_running(p, s, now)
+        upto = min(p.n_w, max(32, 2 * s.total_free))
+        while True:
+            ranked = _merge(p, upto)
+            chosen = _fit(p, s, ranked, False)
+            if upto == p.n_w or _decided(s, ranked, chosen, p.rule):
+                break
+            upto = min(p.n_w, 2 * upto)
+        chosen = chosen.copy()
+    first = s.n_pre
+    serve(p, s, chosen, fits)
+    for i in range(first, s.n_pre):
+        p.pend[p.n_pend] = s.preempts[i]
+        p.n_pend += 1
+    return np.nan

@@ -15,7 +15,7 @@ from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.policies._selection import serve
 from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.serverfilling import server_filling
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import RUNNING, ClusterView, Decision, Start
 
 __all__ = ["ADAPTIVE_RULES", "ASRPT", "FINISHED_ORDERS", "GUIDES", "resolve_guide"]
@@ -121,6 +121,10 @@ class ASRPT(ListScheduler):
        the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
        (SIGMETRICS) 6(3), 2022.
     """
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name = "a-srpt"
     preemptive = True

@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies.list_scheduler import ListScheduler, _list_state
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import ClusterView, Start
 
 __all__ = ["TwoDimensionalLAS"]
@@ -41,6 +41,10 @@ class TwoDimensionalLAS(ListScheduler):
     .. [1] J. Gu, M. Chowdhury, K. G. Shin, Y. Zhu, M. Jeon, J. Qian, H. Liu, C. Guo,
        "Tiresias: A GPU cluster manager for distributed deep learning", NSDI 2019.
     """
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name = "2d-las"
     _core = "2d-las"

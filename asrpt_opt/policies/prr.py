@@ -10,7 +10,7 @@ import numpy as np
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.policies._selection import by_key_then, fit_in_order, selection_state, serve
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["PreferentialRoundRobin"]
@@ -51,6 +51,10 @@ class PreferentialRoundRobin:
     .. [1] M. Purohit, Z. Svitkina, R. Kumar, "Improving online algorithms via ML
        predictions", NeurIPS 2018.
     """
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name = "prr"
     preemptive = True

@@ -43,7 +43,7 @@ from asrpt_opt.policies._selection import (
     selection_state,
     serve,
 )
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision
 
 __all__ = [
@@ -65,6 +65,10 @@ FITS = ("serverfilling", "firstfit", "greedy")
 
 class _MultiserverPolicy:
     """A ranking and a fit rule (see the module docstring); subclasses name both."""
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name: str
     preemptive = True

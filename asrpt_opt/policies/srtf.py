@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.policies.list_scheduler import ListScheduler
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM
 from asrpt_opt.sim.view import ClusterView
 
 __all__ = ["SRPT", "SRSF", "SRTF"]
@@ -27,6 +28,10 @@ class SRTF(ListScheduler):
     .. [1] L. Schrage, "A proof of the optimality of the shortest remaining processing time
        discipline", Operations Research 16(3):687-690, 1968.
     """
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name = "srtf"
     _core = "srtf"

@@ -44,7 +44,7 @@ import numpy as np
 from asrpt_opt.errors import UsageError
 from asrpt_opt.placement.consolidate import consolidate
 from asrpt_opt.policies._gittins_sample import SizeSample, read_sample, whole_array
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["TIRESIAS_QUEUE_LIMITS_GPU_S", "Gittins", "TiresiasDLAS", "TiresiasGittins"]
@@ -70,6 +70,10 @@ class TiresiasDLAS:
     queue_limits_gpu_s : sequence of int
         Increasing limits in GPU-seconds; K limits give K + 1 queues.
     """
+
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions re-rank
+    #: the running and waiting jobs.
+    compiles_from = PREEMPTIVE_FROM
 
     name = "tiresias-2d-las"
     default_placement = "consolidate"

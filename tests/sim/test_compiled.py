@@ -21,6 +21,7 @@ from asrpt_opt.policies import (
     TiresiasGittins,
     simulate,
 )
+from asrpt_opt.policies.registry import make_policy
 from asrpt_opt.prediction import NoisyOraclePredictor
 from asrpt_opt.sim.compiled import COMPILED_FROM, Kernel
 from asrpt_opt.traces.synthetic import philly_like
@@ -123,6 +124,33 @@ def _bursty_instance(seed: int) -> Instance:
     return Instance(name=f"bursty-{seed}", cluster=Cluster(servers=(8, 8, 4, 8)), jobs=jobs)
 
 
+def _big_bursts(seed: int) -> Instance:
+    # PAI-shaped bursts (benchmarks/test_bench_bursts.py): hundreds of jobs wait while
+    # dozens run, so the multiserver-job kernels read their ranking in growing parts.
+    rng = np.random.default_rng(seed)
+    release = np.repeat([0.0, 60.0], 100)
+    widths = rng.choice([1, 2, 4, 8], size=release.size, p=[0.77, 0.11, 0.07, 0.05])
+    duration = np.round(rng.lognormal(np.log(720.0), 1.6, release.size), 1) + 1.0
+    jobs = tuple(
+        Job(id=str(k), release_s=float(r), gpus=int(g), duration_s=float(d))
+        for k, (r, g, d) in enumerate(zip(release, widths, duration, strict=True))
+    )
+    return Instance(name=f"big-bursts-{seed}", cluster=Cluster(servers=(8,) * 8), jobs=jobs)
+
+
+@pytest.mark.parametrize(
+    ("policy", "params"),
+    [
+        (p, k)
+        for p, k in RULE_PARAMS
+        if p in ("serverfilling-srpt", "firstfit-srpt", "greedy-srpt")
+    ],
+)
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_schedules_equal_pythons_on_big_bursts(policy, params, seed):
+    _same(*_both(_big_bursts(seed), policy, **params))
+
+
 @pytest.mark.parametrize(("policy", "params"), RULE_PARAMS)
 @pytest.mark.parametrize("seed", range(2))
 def test_compiled_schedules_equal_pythons_on_bursts(policy, params, seed):
@@ -191,6 +219,22 @@ def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch, compile
         auto = simulate(inst, name)
         assert auto.schedule == simulate(inst, name, engine="python").schedule
     assert [name for name, _ in compiled_runs] == ["tiresias-gittins", "gittins"]
+
+
+@pytest.mark.parametrize("name", ["srtf", "a-srpt", "serverfilling-srpt", "prr"])
+def test_auto_compiles_the_preemptive_policies_from_their_threshold(
+    monkeypatch, compiled_runs, name
+):
+    inst = _random_instance(3)
+    policy = type(make_policy(name))
+    assert policy.compiles_from < COMPILED_FROM
+    monkeypatch.setattr(policy, "compiles_from", inst.n_jobs + 1)
+    simulate(inst, name)
+    assert compiled_runs == []
+    monkeypatch.setattr(policy, "compiles_from", inst.n_jobs)
+    auto = simulate(inst, name)
+    assert compiled_runs == [(auto.policy, inst.n_jobs)]
+    assert auto.schedule == simulate(inst, name, engine="python").schedule
 
 
 def test_compiled_refuses_what_it_cannot_run():
