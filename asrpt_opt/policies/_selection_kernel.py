@@ -20,6 +20,7 @@ from numba.experimental import structref
 
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.hooks import StateType, implement
+from asrpt_opt.policies import _ranking_kernel as rk
 from asrpt_opt.policies.serverfilling import ORDERS
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained, consolidate, record_start
@@ -217,12 +218,36 @@ def _max_weight(p: Any, s: Any, ranked: Any) -> Any:
             p.shadow[m] = j
             m += 1
     p.n_shadow = m
-    key = np.empty(m, np.int64)
-    for i in range(m):
-        k = p.width_of[p.shadow[i]]
-        key[i] = -(p.counts[k] * total // p.widths[k])
-    p.shadow[:m] = p.shadow[:m][np.argsort(key, kind="mergesort")]
+    weight = np.empty(p.widths.shape[0], np.int64)
+    for k in range(weight.shape[0]):
+        weight[k] = -(p.counts[k] * total // p.widths[k])
+    p.shadow[:m] = _by_class_weight(p.shadow[:m], p.width_of, weight)
     return _first_fit(s, p.shadow[:m], False)
+
+
+@njit(cache=True)
+def _by_class_weight(jobs: Any, class_of: Any, weight: Any) -> Any:
+    # ``jobs`` stably sorted by their class's ``weight``: a counting sort over the few
+    # distinct weights, linear in the jobs.
+    classes = np.argsort(weight, kind="mergesort")
+    rank = np.empty(weight.shape[0], np.int64)
+    r = -1
+    for t in range(classes.shape[0]):
+        if t == 0 or weight[classes[t]] != weight[classes[t - 1]]:
+            r += 1
+        rank[classes[t]] = r
+    at = np.zeros(r + 1, np.int64)
+    for j in jobs:
+        at[rank[class_of[j]]] += 1
+    first = 0
+    for b in range(r + 1):
+        at[b], first = first, first + at[b]
+    out = np.empty(jobs.shape[0], np.int64)
+    for j in jobs:
+        b = rank[class_of[j]]
+        out[at[b]] = j
+        at[b] += 1
+    return out
 
 
 @njit(cache=True)
@@ -360,127 +385,22 @@ def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int)
     return chosen[:n_chosen]
 
 
-# ------------------------------------------------------------ ranking kept between decisions
-@njit(cache=True)
-def _key(p: Any, s: Any, j: int, now: float) -> float:
-    # _MultiserverPolicy._keys for one job: predicted remaining time, or area.
-    left = (s.predicted[j] - attained(s, j, now)) / s.best_rate[j]
-    return left * s.gpus[j] if p.order == _AREA else left
-
-
-@njit(cache=True)
-def _before(ka: float, a: int, kb: float, b: int) -> bool:
-    # The ranking's order: by key, ties to the lower index.
-    return ka < kb or (ka == kb and a < b)
-
-
-@njit(cache=True)
-def _sync_waiting(p: Any, s: Any, now: float) -> None:
-    """Drop the waiting jobs that started, and merge in those that arrived or were
-    preempted: a waiting job's key is fixed, so the waiting jobs stay sorted."""
-    kept = 0
-    for i in range(p.n_w):
-        if s.status[p.wjob[i]] == WAITING:
-            p.wjob[kept] = p.wjob[i]
-            p.wkey[kept] = p.wkey[i]
-            kept += 1
-    k = p.n_pend
-    jobs = np.sort(p.pend[:k])
-    keys = np.empty(k)
-    for i in range(k):
-        keys[i] = _key(p, s, jobs[i], now)
-    by = np.argsort(keys, kind="mergesort")  # stable: ties stay in index order
-    i, m, dest = k - 1, kept - 1, kept + k - 1  # merge from the back, in place
-    while i >= 0:
-        j, key = jobs[by[i]], keys[by[i]]
-        if m >= 0 and _before(key, j, p.wkey[m], p.wjob[m]):
-            p.wjob[dest] = p.wjob[m]
-            p.wkey[dest] = p.wkey[m]
-            m -= 1
-        else:
-            p.wjob[dest] = j
-            p.wkey[dest] = key
-            i -= 1
-        dest -= 1
-    p.n_w = kept + k
-    p.n_pend = 0
-
-
-@njit(cache=True)
-def _rank_running(p: Any, s: Any, now: float) -> None:
-    """The running jobs by (key, index), starting from the previous decision's order: their
-    keys fall while they run and rarely cross, so insertion sort does little."""
-    m = 0
-    for i in range(p.n_r):
-        j = p.rjob[i]
-        if s.status[j] == RUNNING:
-            p.rjob[m] = j
-            m += 1
-        else:
-            p.inr[j] = False
-    for r in range(s.n_run):
-        j = s.run_list[r]
-        if not p.inr[j]:
-            p.inr[j] = True
-            p.rjob[m] = j
-            m += 1
-    p.n_r = m
-    for i in range(m):
-        j, key = p.rjob[i], _key(p, s, p.rjob[i], now)
-        k = i
-        while k > 0 and _before(key, j, p.rkey[k - 1], p.rjob[k - 1]):
-            p.rkey[k] = p.rkey[k - 1]
-            p.rjob[k] = p.rjob[k - 1]
-            k -= 1
-        p.rkey[k] = key
-        p.rjob[k] = j
-
-
-@njit(cache=True)
-def _merge(p: Any, upto: int) -> Any:
-    # The start of the ranking: the running jobs and the ``upto`` most urgent waiting ones
-    # in rank order, up to the last of those (past it, unread waiting jobs may come first).
-    a, b, k = 0, 0, 0
-    out = p.merged
-    while a < p.n_r or b < upto:
-        if b == upto and upto < p.n_w:
-            break
-        if b == upto or (a < p.n_r and _before(p.rkey[a], p.rjob[a], p.wkey[b], p.wjob[b])):
-            out[k] = p.rjob[a]
-            a += 1
-        else:
-            out[k] = p.wjob[b]
-            b += 1
-        k += 1
-    return out[:k]
-
-
-@njit(cache=True)
-def _decided(s: Any, ranked: Any, chosen: Any, rule: int) -> bool:
-    # Whether the fit rule's choice from the first part of the ranking is its choice from
-    # the whole: the GPUs are full (ServerFilling's prefix then lies in the part, as the
-    # chosen jobs cover the GPUs), or greedy stopped at a job that did not fit.
-    used = 0
-    for j in chosen:
-        used += s.gpus[j]
-    return used >= s.total_gpus or (rule == _GREEDY and chosen.shape[0] < ranked.shape[0])
-
-
 @njit(cache=True)
 def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
     # _select_and_serve for the rules ranking by remaining time or area, from the sorted
     # waiting jobs and the running ones re-ranked (_MultiserverPolicy.select).
-    _sync_waiting(p, s, now)
+    area = p.order == _AREA
+    rk.sync_waiting(p, s, now, area)
     fits = p.active_gpus <= s.total_gpus
     if fits:
         chosen = _fit(p, s, p.wjob[: p.n_w].copy(), True)
     else:
-        _rank_running(p, s, now)
+        rk.rank_running(p, s, now, area)
         upto = min(p.n_w, max(32, 2 * s.total_free))
         while True:
-            ranked = _merge(p, upto)
+            ranked = rk.merge(p, upto)
             chosen = _fit(p, s, ranked, False)
-            if upto == p.n_w or _decided(s, ranked, chosen, p.rule):
+            if upto == p.n_w or rk.decided(s, ranked, chosen, p.rule == _GREEDY):
                 break
             upto = min(p.n_w, 2 * upto)
         chosen = chosen.copy()
