@@ -7,8 +7,10 @@ Greedy-SRPT, MaxWeight) and Preferential Round-Robin
 
 Both keep the released, unfinished ("active") jobs in arrival order, rank them at each
 decision, choose a set that fits, and serve it: the running jobs not chosen are preempted,
-the chosen waiting ones start where consolidation places them. The same steps, ties and
-floating-point operations as the Python classes.
+the chosen waiting ones start where consolidation places them. The rules that rank by
+remaining time or area keep that ranking between decisions instead of sorting every active
+job (:mod:`asrpt_opt.policies._ranking_kernel`). The same steps, ties and floating-point
+operations as the Python classes.
 """
 
 from __future__ import annotations
