@@ -162,6 +162,11 @@ def _reserve(
     left = np.maximum(view.predicted_work[running] - view.running_attained_work(), 0.0)
     jobs = np.concatenate([running, np.array([s.job for s in starts], np.int64)])
     end = np.concatenate([view.now_s + left / view.running_rate(), np.array(ends)])
+    # Each job frees at least one GPU, so the first ``need`` ends decide: sort only the jobs
+    # ending no later than the need-th end (all of them, ties included, come first).
+    need = min(width - total, end.size)
+    near = np.flatnonzero(end <= np.partition(end, need - 1)[need - 1])
+    jobs, end = jobs[near], end[near]
     order = np.lexsort((jobs, end))
     avail = total + np.cumsum(view.job_gpus[jobs[order]])
     first = int(np.searchsorted(avail, width))  # the first end with enough GPUs free

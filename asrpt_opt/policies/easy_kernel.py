@@ -128,8 +128,13 @@ def _reserve(p: Any, s: Any, now: float, width: int, total: int) -> tuple[float,
         p.end[k] = now + left / s.rate[j]
         p.who[k] = j
         k += 1
-    by_job = np.argsort(p.who[:k], kind="mergesort")
-    order = by_job[np.argsort(p.end[:k][by_job], kind="mergesort")]
+    # Each job frees at least one GPU, so the first ``need`` ends decide: sort only the jobs
+    # ending no later than the need-th end (all of them, ties included, come first).
+    need = min(width - total, k)
+    last = np.partition(p.end[:k], need - 1)[need - 1]
+    near = np.flatnonzero(p.end[:k] <= last)
+    by_job = near[np.argsort(p.who[near], kind="mergesort")]
+    order = by_job[np.argsort(p.end[by_job], kind="mergesort")]
     avail = total
     for i in order:
         avail += s.gpus[p.who[i]]
