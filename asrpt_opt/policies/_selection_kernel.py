@@ -80,13 +80,14 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
     # The rules that rank by remaining time or area keep their waiting jobs sorted.
     ranked = order != _ARRIVAL and rule in (_SF, _FIRSTFIT, _GREEDY)
     m = n if ranked else 1
+    r = min(n, s.total_gpus) if ranked else 1  # at most one running job per GPU
     return SelectionState(
         rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
         0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
         np.empty(n if mw else 1, np.int64), 0, widths,
         np.searchsorted(widths, s.gpus).astype(np.int64), np.zeros(widths.shape[0], np.int64),
         ranked, np.empty(m), np.empty(m, np.int64), 0, np.empty(m, np.int64), 0,
-        np.empty(m), np.empty(m, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
+        np.empty(r), np.empty(r, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
     )  # fmt: skip
 
 
