@@ -146,7 +146,9 @@ def _skip_blas_probe() -> None:
         return
     from numba.np import linalg
 
-    probe = linalg.ensure_blas
+    probe = getattr(linalg, "ensure_blas", None)
+    if probe is None:  # another numba: let it probe as it will
+        return
     linalg.ensure_blas = _no_blas_yet
     try:
         from numba.np import arraymath
