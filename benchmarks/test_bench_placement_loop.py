@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -35,15 +36,20 @@ def reference_s() -> float:
     return time.perf_counter() - t0
 
 
-@pytest.mark.parametrize("method", ["mincut", "greedy"])
-def test_asrpt_with_graph_placement(benchmark, method):
-    inst = workload()
+def _timed(benchmark: Any, inst: Instance, method: str) -> tuple[Any, float]:
+    # One timed run of A-SRPT with ``method``, its figures recorded beside the benchmark's.
     result = benchmark.pedantic(
         simulate, args=(inst, "a-srpt"), kwargs={"placement": method}, rounds=1, iterations=1
     )
     seconds = benchmark.stats.stats.min
     benchmark.extra_info["jobs_per_s"] = N_JOBS / seconds
     benchmark.extra_info["ratio_to_consolidate"] = seconds / reference_s()
+    return result, seconds
+
+
+@pytest.mark.parametrize("method", ["mincut", "greedy"])
+def test_asrpt_with_graph_placement(benchmark, method):
+    result, seconds = _timed(benchmark, workload(), method)
     print(
         f"\n{method}: {N_JOBS / seconds:,.0f} jobs/s, "
         f"{seconds / reference_s():.2f}x A-SRPT with consolidate"
@@ -66,13 +72,7 @@ def tiered_workload(oversubscription: float) -> Instance:
 
 @pytest.mark.parametrize("oversubscription", [1.0, 3.0])
 def test_asrpt_with_graph_placement_on_tiers(benchmark, oversubscription):
-    inst = tiered_workload(oversubscription)
-    result = benchmark.pedantic(
-        simulate, args=(inst, "a-srpt"), kwargs={"placement": "mincut"}, rounds=1, iterations=1
-    )
-    seconds = benchmark.stats.stats.min
-    benchmark.extra_info["jobs_per_s"] = N_JOBS / seconds
-    benchmark.extra_info["ratio_to_consolidate"] = seconds / reference_s()
+    result, seconds = _timed(benchmark, tiered_workload(oversubscription), "mincut")
     print(
         f"\nmincut on 3 tiers, {oversubscription:g}:1: {N_JOBS / seconds:,.0f} jobs/s, "
         f"{seconds / reference_s():.2f}x A-SRPT with consolidate on one tier, "

@@ -230,8 +230,7 @@ def _max_weight(p: Any, s: Any, ranked: Any) -> Any:
 
 @njit(cache=True)
 def _by_class_weight(jobs: Any, class_of: Any, weight: Any) -> Any:
-    # ``jobs`` stably sorted by their class's ``weight``: a counting sort over the few
-    # distinct weights, linear in the jobs.
+    # ``jobs`` stably sorted by their class's ``weight``, over the few distinct weights.
     classes = np.argsort(weight, kind="mergesort")
     rank = np.empty(weight.shape[0], np.int64)
     r = -1
@@ -239,17 +238,23 @@ def _by_class_weight(jobs: Any, class_of: Any, weight: Any) -> Any:
         if t == 0 or weight[classes[t]] != weight[classes[t - 1]]:
             r += 1
         rank[classes[t]] = r
-    at = np.zeros(r + 1, np.int64)
-    for j in jobs:
-        at[rank[class_of[j]]] += 1
+    return _by_bucket(jobs, rank[class_of[jobs]], r + 1)
+
+
+@njit(cache=True)
+def _by_bucket(jobs: Any, bucket: Any, n_buckets: int) -> Any:
+    # ``jobs`` stably ordered by ``bucket`` (aligned with them, in [0, n_buckets)): a
+    # counting sort, linear in the jobs.
+    at = np.zeros(n_buckets, np.int64)
+    for b in bucket:
+        at[b] += 1
     first = 0
-    for b in range(r + 1):
+    for b in range(n_buckets):
         at[b], first = first, first + at[b]
     out = np.empty(jobs.shape[0], np.int64)
-    for j in jobs:
-        b = rank[class_of[j]]
-        out[at[b]] = j
-        at[b] += 1
+    for i in range(jobs.shape[0]):
+        out[at[bucket[i]]] = jobs[i]
+        at[bucket[i]] += 1
     return out
 
 
@@ -337,21 +342,11 @@ def widest_first(jobs: Any, gpus: Any, cap: int) -> Any:
     """``jobs`` by width capped at ``cap``, widest first, in their order among equals: a
     counting sort, linear in the jobs (the prefix ServerFilling sorts at every decision holds
     as many jobs as fill the cluster)."""
-    top = 0
-    for j in jobs:
-        top = max(top, min(gpus[j], cap))
-    at = np.zeros(top + 1, np.int64)  # bucket top - w holds width w
-    for j in jobs:
-        at[top - min(gpus[j], cap)] += 1
-    first = 0
-    for b in range(top + 1):
-        at[b], first = first, first + at[b]
-    out = np.empty(jobs.shape[0], np.int64)
-    for j in jobs:
-        b = top - min(gpus[j], cap)
-        out[at[b]] = j
-        at[b] += 1
-    return out
+    if jobs.shape[0] == 0:
+        return jobs.copy()
+    width = np.minimum(gpus[jobs], cap)
+    top = width.max()
+    return _by_bucket(jobs, top - width, top + 1)
 
 
 @njit(cache=True)
@@ -395,8 +390,10 @@ def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
     area = p.order == _AREA
     rk.sync_waiting(p, s, now, area)
     fits = p.active_gpus <= s.total_gpus
+    # The choice is a new array or the sorted waiting jobs themselves, which serve() reads
+    # and nothing changes before the next decision.
     if fits:
-        chosen = _fit(p, s, p.wjob[: p.n_w].copy(), True)
+        chosen = _fit(p, s, p.wjob[: p.n_w], True)
     else:
         rk.rank_running(p, s, now, area)
         upto = min(p.n_w, max(32, 2 * s.total_free))
@@ -406,7 +403,6 @@ def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
             if upto == p.n_w or rk.decided(s, ranked, chosen, p.rule == _GREEDY):
                 break
             upto = min(p.n_w, 2 * upto)
-        chosen = chosen.copy()
     first = s.n_pre
     serve(p, s, chosen, fits)
     for i in range(first, s.n_pre):

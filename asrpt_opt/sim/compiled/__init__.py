@@ -51,9 +51,9 @@ logger = logging.getLogger(__name__)
 COMPILED_FROM = 50_000
 #: From this many jobs on, ``engine="auto"`` compiles the preemptive policies whose Python
 #: decisions re-rank the running and waiting jobs (their ``compiles_from``): with numba's
-#: cache warm a compiled run of 10,000 jobs takes about 1 s as a whole process, and their
-#: Python runs as long or longer on every input measured, up to 11x on bursts of arrivals
-#: (docs/performance.md).
+#: cache warm a compiled run of 10,000 jobs takes about 1 s as a whole process; their
+#: Python runs take up to 0.4 s less on light loads and up to 11x longer under load or
+#: bursts of arrivals (docs/performance.md).
 PREEMPTIVE_FROM = 10_000
 #: The values of :func:`~asrpt_opt.sim.simulation.simulate`'s ``engine``.
 ENGINES = ("auto", "python", "compiled")
