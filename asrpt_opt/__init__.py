@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from asrpt_opt.datasets import list_examples, load_example
     from asrpt_opt.model import Cluster, Instance, Job, Parallelism, dump_instance, load_instance
     from asrpt_opt.placement import place
-    from asrpt_opt.policies import POLICIES, make_policy, simulate
+    from asrpt_opt.policies import POLICIES, make_policy, simulate, simulate_stream
     from asrpt_opt.relaxation import lower_bounds, srpt
     from asrpt_opt.sim import validate_schedule
     from asrpt_opt.solvers import solve
@@ -45,6 +45,7 @@ _LAZY = {
     "lower_bounds": "asrpt_opt.relaxation",
     "srpt": "asrpt_opt.relaxation",
     "simulate": "asrpt_opt.policies",
+    "simulate_stream": "asrpt_opt.policies",
     "validate_schedule": "asrpt_opt.sim",
     "solve": "asrpt_opt.solvers",
     "place": "asrpt_opt.placement",
@@ -93,6 +94,7 @@ __all__ = [
     "ratio_sweep",
     "replay",
     "simulate",
+    "simulate_stream",
     "solve",
     "srpt",
     "validate_schedule",

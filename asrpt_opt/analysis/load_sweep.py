@@ -35,13 +35,14 @@ import numpy as np
 from asrpt_opt.analysis.executors import run_tasks
 from asrpt_opt.errors import UsageError, lookup
 from asrpt_opt.model.instance import Instance
-from asrpt_opt.policies.registry import POLICIES, check_policy_params, simulate
-from asrpt_opt.sim.stability import Verdict, t_quantile
-from asrpt_opt.traces.synthetic import msj, philly_like
+from asrpt_opt.policies.registry import POLICIES, check_policy_params, make_policy, simulate
+from asrpt_opt.sim.compiled import compiles_from
+from asrpt_opt.sim.stability import Stability, Verdict, t_quantile
+from asrpt_opt.sim.stream import simulate_stream
+from asrpt_opt.traces.synthetic import msj, msj_columns, philly_like
 
 if TYPE_CHECKING:
     from asrpt_opt.analysis.store import LoadSweepStore
-    from asrpt_opt.sim.result import SimulationResult
 
 __all__ = [
     "LOAD_FAMILIES",
@@ -234,12 +235,11 @@ class LoadSweepReport:
         }
 
 
-def _instance(config: LoadSweepConfig, load: float, seed: int) -> Instance:
-    build = LOAD_FAMILIES[config.family]
+def _jobs(config: LoadSweepConfig) -> int:
     n = config.n
     if config.measure == "completions":
         n += max(1000, math.ceil(EXTRA_ARRIVALS * n))
-    return build(n, load=load, seed=seed)
+    return n
 
 
 def _measured(config: LoadSweepConfig, release: np.ndarray, completion: np.ndarray) -> np.ndarray:
@@ -252,6 +252,52 @@ def _measured(config: LoadSweepConfig, release: np.ndarray, completion: np.ndarr
     # nothing either way.
     first = np.argsort(completion, kind="stable")[: config.n]
     return response[np.sort(first)]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Outcome:
+    """What a sweep keeps of a simulated run (of all its jobs or of a screen)."""
+
+    release_s: np.ndarray
+    completion_s: np.ndarray
+    stability: Stability
+
+
+def _runner(
+    config: LoadSweepConfig, policy: str, load: float, seed: int
+) -> tuple[Callable[[int], _Outcome], float]:
+    # Simulates the first k jobs of the run's instance; and the family's time unit. Runs
+    # that engine="auto" would compile, of a policy that forgets when the cluster empties,
+    # are simulated in chunks from columns (simulate_stream: the same schedule, in bounded
+    # memory); the others from an Instance.
+    params = dict(config.params.get(policy, {}))
+    n = _jobs(config)
+    pol = make_policy(policy, **params)
+    if config.family == "msj" and getattr(pol, "regenerative", False) and n >= compiles_from(pol):
+        columns = msj_columns(n, load=load, seed=seed)
+
+        def stream(k: int) -> _Outcome:
+            part = columns if k >= n else columns.take(0, k)
+            out = simulate_stream(part, make_policy(policy, **params))
+            return _Outcome(
+                release_s=part.release_s,
+                completion_s=out.completion_s,
+                stability=out.metrics.stability,
+            )
+
+        return stream, float(columns.provenance["unit_s"])
+    inst = LOAD_FAMILIES[config.family](n, load=load, seed=seed)
+
+    def whole(k: int) -> _Outcome:
+        part = inst if k >= n else _prefix(inst, k)
+        result = simulate(part, policy, seed=seed, **params)
+        return _Outcome(
+            release_s=np.array([j.release_s for j in part.jobs]),
+            completion_s=np.array([r.completion_s for r in result.schedule.runs]),
+            stability=result.metrics.stability,
+        )
+
+    return whole, float(inst.provenance.get("unit_s", 1.0))
 
 
 def _prefix(inst: Instance, k: int) -> Instance:
@@ -277,18 +323,14 @@ def evaluate_run(task: tuple[LoadSweepConfig, str, float, int]) -> LoadRun:
     """
     config, policy, load, seed = task
     t0 = time.perf_counter()
-    inst = _instance(config, load, seed)
-    params = dict(config.params.get(policy, {}))
-    result = _screen(inst, policy, seed, params, config.screen_jobs)
-    screened = result is not None
-    if result is None:
-        result = simulate(inst, policy, seed=seed, **params)
-    assert result.instance is not None
-    release = np.array([j.release_s for j in result.instance.jobs])
-    completion = np.array([r.completion_s for r in result.schedule.runs])
-    response = _measured(config, release, completion)
-    unit = float(inst.provenance.get("unit_s", 1.0))
-    stab = result.metrics.stability
+    run, unit = _runner(config, policy, load, seed)
+    n = _jobs(config)
+    outcome = _screen(run, n, config.screen_jobs)
+    screened = outcome is not None
+    if outcome is None:
+        outcome = run(n)
+    response = _measured(config, outcome.release_s, outcome.completion_s)
+    stab = outcome.stability
     return LoadRun(
         policy=policy,
         load=float(load),
@@ -304,20 +346,17 @@ def evaluate_run(task: tuple[LoadSweepConfig, str, float, int]) -> LoadRun:
     )
 
 
-def _screen(
-    inst: Instance, policy: str, seed: int, params: dict[str, Any], jobs: int | None
-) -> SimulationResult | None:
+def _screen(run: Callable[[int], _Outcome], n: int, jobs: int | None) -> _Outcome | None:
     # The last unstable screen when the run should end there, else None (module docstring).
-    result = None
-    while jobs is not None and jobs < inst.n_jobs:
-        result = simulate(_prefix(inst, jobs), policy, seed=seed, **params)
-        stability = result.metrics.stability
-        if stability.verdict is not Verdict.UNSTABLE:
+    outcome = None
+    while jobs is not None and jobs < n:
+        outcome = run(jobs)
+        if outcome.stability.verdict is not Verdict.UNSTABLE:
             return None
-        if stability.mean_in_system >= SCREEN_QUEUE:
-            return result
+        if outcome.stability.mean_in_system >= SCREEN_QUEUE:
+            return outcome
         jobs *= 4
-    return result
+    return outcome
 
 
 def _batch_half_width(values: np.ndarray) -> float:

@@ -16,7 +16,13 @@ from asrpt_opt.policies.list_scheduler import ListScheduler
 from asrpt_opt.policies.msf import MostServersFirst
 from asrpt_opt.policies.prr import PreferentialRoundRobin
 from asrpt_opt.policies.qssf import QSSF
-from asrpt_opt.policies.registry import POLICIES, make_policy, register_policy, simulate
+from asrpt_opt.policies.registry import (
+    POLICIES,
+    make_policy,
+    register_policy,
+    simulate,
+    simulate_stream,
+)
 from asrpt_opt.policies.serverfilling import (
     FirstFitSRPT,
     GreedySRPT,
@@ -57,6 +63,7 @@ __all__ = [
     "make_policy",
     "register_policy",
     "simulate",
+    "simulate_stream",
 ]
 
 #: Names that only repeat another policy under a second name (left out of comparisons).

@@ -45,6 +45,9 @@ class EasyBackfill:
 
     name = "easy-backfill"
     preemptive = False
+    #: It decides from the jobs in the system alone, so it remembers nothing once the
+    #: cluster empties: :func:`~asrpt_opt.sim.stream.simulate_stream` may cut runs there.
+    regenerative = True
     #: The placement method :func:`~asrpt_opt.sim.simulation.simulate` uses when none is given.
     default_placement = "consolidate"
 

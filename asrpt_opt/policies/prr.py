@@ -58,6 +58,9 @@ class PreferentialRoundRobin:
 
     name = "prr"
     preemptive = True
+    #: Not regenerative: its quanta (their default length, from the jobs released so far,
+    #: and their alternation) depend on jobs that have left.
+    regenerative = False
 
     def __init__(self, *, trust: float = 0.5, quantum_s: float | None = None) -> None:
         if not (0.0 < trust <= 1.0):

@@ -1,5 +1,6 @@
 """The policy registry: names (as ``--policy`` takes them) and their constructors, and
-:func:`simulate`, the simulator's front door that takes a policy by name.
+:func:`simulate` and :func:`simulate_stream`, the simulator's front doors that take a policy by
+name.
 
 The simulator (:mod:`asrpt_opt.sim`) sits below the policies and takes policy objects; names
 are resolved here, above it. A custom policy becomes usable by name, in :func:`simulate` and
@@ -34,8 +35,10 @@ from asrpt_opt.policies.tiresias import Gittins, TiresiasDLAS, TiresiasGittins
 from asrpt_opt.sim.view import Policy
 
 if TYPE_CHECKING:
+    from asrpt_opt.model.columns import JobColumns
     from asrpt_opt.model.instance import Instance
     from asrpt_opt.sim.result import SimulationResult
+    from asrpt_opt.sim.stream import StreamResult
 
 __all__ = [
     "POLICIES",
@@ -44,6 +47,7 @@ __all__ = [
     "policy_parameters",
     "register_policy",
     "simulate",
+    "simulate_stream",
 ]
 
 #: Policy names and their constructors, in the order reports list them.
@@ -106,7 +110,48 @@ def simulate(
     """
     from asrpt_opt.sim import simulation
 
-    own = _simulation_parameters(simulation.simulate)
+    result: SimulationResult = _call_with_policy(simulation.simulate, instance, policy, kwargs)
+    return result
+
+
+def simulate_stream(
+    columns: JobColumns, policy: str | Policy = "a-srpt", **kwargs: Any
+) -> StreamResult:
+    """:func:`asrpt_opt.sim.stream.simulate_stream` with the policy given by name or as an
+    object: millions of abstract jobs in chunks cut where the cluster empties.
+
+    Parameters
+    ----------
+    columns : JobColumns
+        For example :func:`~asrpt_opt.traces.synthetic.msj_columns`.
+    policy : str or Policy
+        A regenerative policy (``fifo``, ``srtf``, ``a-srpt``, ``serverfilling-srpt``, ...).
+    **kwargs
+        :func:`asrpt_opt.sim.stream.simulate_stream`'s keyword parameters (``chunk_jobs``,
+        ``restore_overhead_s``); the others go to the policy's constructor, with a name only.
+
+    Returns
+    -------
+    StreamResult
+
+    Examples
+    --------
+    >>> from asrpt_opt.traces.synthetic import msj_columns
+    >>> out = simulate_stream(msj_columns(1_000, load=0.5, seed=0), "serverfilling-srpt")
+    >>> out.metrics.n_jobs
+    1000
+    """
+    from asrpt_opt.sim import stream
+
+    result: StreamResult = _call_with_policy(stream.simulate_stream, columns, policy, kwargs)
+    return result
+
+
+def _call_with_policy(
+    fn: Callable[..., Any], data: object, policy: str | Policy, kwargs: dict[str, Any]
+) -> Any:
+    # fn(data, policy object, **its keyword-only settings); the rest are policy parameters.
+    own = _simulation_parameters(fn)
     settings = {k: v for k, v in kwargs.items() if k in own}
     params = {k: v for k, v in kwargs.items() if k not in own}
     if not isinstance(policy, str):
@@ -115,8 +160,8 @@ def simulate(
                 f"policy parameters ({', '.join(sorted(params))}) are only accepted with a "
                 "policy name"
             )
-        return simulation.simulate(instance, policy, **settings)
-    return simulation.simulate(instance, make_policy(policy, **params), **settings)
+        return fn(data, policy, **settings)
+    return fn(data, make_policy(policy, **params), **settings)
 
 
 @functools.cache

@@ -73,6 +73,9 @@ class _MultiserverPolicy:
     name: str
     preemptive = True
     _fit: ClassVar[str]
+    #: It decides from the jobs in the system alone, so it remembers nothing once the
+    #: cluster empties: :func:`~asrpt_opt.sim.stream.simulate_stream` may cut runs there.
+    regenerative = True
 
     def __init__(self, *, order: str) -> None:
         if order not in ORDERS:

@@ -76,6 +76,9 @@ class TiresiasDLAS:
     compiles_from = PREEMPTIVE_FROM
 
     name = "tiresias-2d-las"
+    #: It decides from the jobs in the system alone, so it remembers nothing once the
+    #: cluster empties: :func:`~asrpt_opt.sim.stream.simulate_stream` may cut runs there.
+    regenerative = True
     default_placement = "consolidate"
 
     def __init__(self, *, queue_limits_gpu_s: Sequence[int] = TIRESIAS_QUEUE_LIMITS_GPU_S) -> None:
@@ -336,6 +339,8 @@ class TiresiasGittins(TiresiasDLAS):
     """
 
     name = "tiresias-gittins"
+    #: Not regenerative: the size sample it learns from completed jobs outlives them.
+    regenerative = False
     #: ``engine="auto"`` compiles it from this many jobs: its Python order costs about 0.4 ms
     #: a job, so compiling (about 0.55 s to import numba and load the cached loop) pays from
     #: about 2,000-2,500 jobs (whole processes, numba's cache warm).

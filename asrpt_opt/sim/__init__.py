@@ -5,7 +5,8 @@ from asrpt_opt.sim.engine import Simulator
 from asrpt_opt.sim.placer import Placement
 from asrpt_opt.sim.result import SimulationResult
 from asrpt_opt.sim.simulation import simulate
-from asrpt_opt.sim.validate import validate_schedule
+from asrpt_opt.sim.stream import StreamResult, simulate_stream
+from asrpt_opt.sim.validate import validate_columns, validate_schedule
 from asrpt_opt.sim.view import (
     DONE,
     NO_DECISION,
@@ -32,6 +33,9 @@ __all__ = [
     "SimulationResult",
     "Simulator",
     "Start",
+    "StreamResult",
     "simulate",
+    "simulate_stream",
+    "validate_columns",
     "validate_schedule",
 ]

@@ -8,13 +8,17 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from asrpt_opt.model.columns import JobColumns
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.schedule import Schedule
 from asrpt_opt.sim.stability import Stability, stability
 from asrpt_opt.speed.base import AbstractSpeed, SpeedModel
 
-__all__ = ["Metrics", "compute_metrics", "segment_costs"]
+__all__ = ["Metrics", "columns_metrics", "compute_metrics", "exact_parts", "segment_costs"]
+
+_BLOCK = 1 << 18  # values summed by one math.fsum call of exact_parts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -101,22 +105,103 @@ def compute_metrics(
     completion = np.array([r.completion_s for r in runs])
     first_start = np.array([r.segments[0].start_s for r in runs])
     best = np.array([speed.work(j) / speed.best_rate(j, instance.cluster) for j in jobs])
-    jct = completion - release
-    slowdown = jct / best
     held = math.fsum(
         (seg.end_s - seg.start_s) * job.gpus
         for job, run in zip(jobs, runs, strict=True)
         for seg in run.segments
     )
+    slowdown_sum, weight_sum, cross = _placement_costs(instance, schedule, speed)
+    return _summary(
+        (release, weight, completion, first_start, best),
+        (held, slowdown_sum, weight_sum, cross),
+        sum(len(r.segments) - 1 for r in runs),
+        instance.cluster.total_gpus,
+    )
+
+
+def exact_parts(values: NDArray[np.float64]) -> list[float]:
+    """A few floats whose sum, as real numbers, is exactly the sum of ``values``.
+
+    ``math.fsum(exact_parts(x))`` is ``math.fsum(x)`` (both are the exact sum, correctly
+    rounded), and partial results of blocks of values can be joined: a sum over 10^7 values
+    needs neither a list of them all nor their order.
+
+    Parameters
+    ----------
+    values : ndarray of float
+        Finite.
+
+    Returns
+    -------
+    list of float
+    """
+    parts: list[float] = []
+    for lo in range(0, values.shape[0], _BLOCK):
+        block = values[lo : lo + _BLOCK].tolist()
+        # Peel off the correctly rounded sum until nothing remains: every double is a
+        # multiple of 2**-1074, so a remainder that is not zero does not round to zero.
+        while (total := math.fsum(block)) != 0.0:
+            parts.append(total)
+            block.append(-total)
+    return parts
+
+
+def columns_metrics(
+    columns: JobColumns,
+    *,
+    completion_s: NDArray[np.float64],
+    first_start_s: NDArray[np.float64],
+    held_s: float,
+    slowed_s: float,
+    preemptions: int,
+) -> Metrics:
+    """:func:`compute_metrics` of a schedule of abstract jobs held as arrays, at the abstract
+    speed model: the same values from the same numbers.
+
+    Parameters
+    ----------
+    columns : JobColumns
+    completion_s, first_start_s : ndarray
+        Per job.
+    held_s, slowed_s : float
+        Summed over the segments (:func:`math.fsum`, or :func:`exact_parts` of parts):
+        GPU-seconds held, and that times the job's best rate over its rate in the segment.
+    preemptions : int
+        Segments beyond each job's first, summed.
+
+    Returns
+    -------
+    Metrics
+    """
+    best = columns.duration_s / columns.best_rates()
+    return _summary(
+        (columns.release_s, columns.weights(), completion_s, first_start_s, best),
+        (held_s, slowed_s, held_s, 0.0),
+        preemptions,
+        columns.cluster.total_gpus,
+    )
+
+
+def _summary(
+    per_job: tuple[NDArray[np.float64], ...],
+    sums: tuple[float, float, float, float],
+    preemptions: int,
+    total_gpus: int,
+) -> Metrics:
+    # per_job: release, weight, completion, first start, best-case length; sums: GPU-seconds
+    # held, the placement slowdown's numerator and denominator, cross-server bytes.
+    release, weight, completion, first_start, best = per_job
+    held, slowdown_sum, weight_sum, cross = sums
+    jct = completion - release
+    slowdown = jct / best
     makespan = float(completion.max())
     span = makespan - float(release.min())
-    util = held / (instance.cluster.total_gpus * span) if span > 0 else 0.0
+    util = held / (total_gpus * span) if span > 0 else 0.0
     p50, p95, p99 = np.percentile(jct, [50, 95, 99]).tolist()
-    slowdown_sum, weight_sum, cross = _placement_costs(instance, schedule, speed)
     return Metrics(
-        n_jobs=len(jobs),
-        total_weighted_completion_s=math.fsum((weight * completion).tolist()),
-        total_completion_s=math.fsum(completion.tolist()),
+        n_jobs=len(release),
+        total_weighted_completion_s=math.fsum(exact_parts(weight * completion)),
+        total_completion_s=math.fsum(exact_parts(completion)),
         mean_jct_s=float(jct.mean()),
         p50_jct_s=p50,
         p95_jct_s=p95,
@@ -127,7 +212,7 @@ def compute_metrics(
         p95_slowdown=float(np.percentile(slowdown, 95)),
         utilisation=util,
         mean_queueing_delay_s=float((first_start - release).mean()),
-        preemptions=sum(len(r.segments) - 1 for r in runs),
+        preemptions=preemptions,
         placement_slowdown=slowdown_sum / weight_sum if weight_sum > 0 else 1.0,
         cross_server_gb=cross / 1e9,
         stability=stability(release, completion),

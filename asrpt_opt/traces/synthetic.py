@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from asrpt_opt.errors import UsageError
 from asrpt_opt.model.cluster import Cluster
+from asrpt_opt.model.columns import jobs_from_columns
 from asrpt_opt.model.instance import Instance
 from asrpt_opt.model.job import Job
+from asrpt_opt.traces.msj import msj, msj_columns
 
 __all__ = [
     "DNN_MIX_TYPES",
@@ -26,6 +27,7 @@ __all__ = [
     "abstract_jobs",
     "dnn_mix",
     "msj",
+    "msj_columns",
     "philly_like",
     "recurring_jobs",
 ]
@@ -34,117 +36,8 @@ __all__ = [
 PHILLY_WIDTHS: dict[int, float] = {1: 0.50, 2: 0.10, 4: 0.15, 8: 0.20, 16: 0.04, 32: 0.01}
 
 
-def abstract_jobs(
-    release: NDArray[Any],
-    duration: NDArray[Any],
-    gpus: NDArray[Any],
-    *,
-    weight: NDArray[Any] | None = None,
-    spread_slowdown: NDArray[Any] | None = None,
-    prefix: str = "j",
-) -> tuple[Job, ...]:
-    """Abstract jobs from columns, with ids ``j000``, ``j001``... (zero-padded).
-
-    Parameters
-    ----------
-    release, duration, gpus : ndarray
-    weight, spread_slowdown : ndarray, optional
-        Default 1.
-    prefix : str
-
-    Returns
-    -------
-    tuple of Job
-    """
-    n = len(duration)
-    width = len(str(n - 1))
-    return tuple(
-        Job(
-            id=f"{prefix}{i:0{width}d}",
-            release_s=float(release[i]),
-            gpus=int(gpus[i]),
-            duration_s=float(duration[i]),
-            weight=1.0 if weight is None else float(weight[i]),
-            spread_slowdown=1.0 if spread_slowdown is None else float(spread_slowdown[i]),
-        )
-        for i in range(n)
-    )
-
-
-def msj(
-    n: int,
-    *,
-    gpus: int = 8,
-    needs: Sequence[int] = (1, 2, 4, 8),
-    probs: Sequence[float] | None = None,
-    unit_s: float = 1000.0,
-    load: float = 0.9,
-    seed: int | np.random.Generator | None = None,
-    name: str | None = None,
-) -> Instance:
-    """The multiserver-job (MSJ) workload of the queueing literature, on one server.
-
-    A job needs ``needs[k]`` GPUs with probability ``probs[k]`` (uniform by default); its
-    duration is exponential with rate equal to its need per ``unit_s`` (mean ``unit_s /
-    need``: every class has mean area ``unit_s`` GPU-seconds); arrivals are Poisson at rate
-    ``load * gpus / unit_s``, so the offered load is ``load``. The defaults are Grosof et
-    al.'s heavy-traffic study's [1]_: 8 GPUs, needs 1/2/4/8 equally likely.
-
-    Parameters
-    ----------
-    n : int
-    gpus : int
-        GPUs of the one server.
-    needs : sequence of int
-        Each at most ``gpus``.
-    probs : sequence of float, optional
-        Summing to 1.
-    unit_s : float
-        The time unit: mean area of a job, in GPU-seconds.
-    load : float
-        Offered load, in (0, inf).
-    seed : int, Generator or None
-    name : str, optional
-
-    Returns
-    -------
-    Instance
-
-    References
-    ----------
-    .. [1] I. Grosof, Z. Scully, M. Harchol-Balter, A. Scheller-Wolf, "Optimal scheduling in
-       the multiserver-job model under heavy traffic", Proc. ACM Meas. Anal. Comput. Syst.
-       (SIGMETRICS) 6(3), 2022.
-
-    Examples
-    --------
-    >>> inst = msj(4, seed=0)
-    >>> inst.cluster.servers, sorted({j.gpus for j in inst.jobs}) <= [1, 2, 4, 8]
-    ((8,), True)
-    """
-    widths = np.asarray(needs, dtype=np.int64)
-    p = np.full(len(widths), 1.0 / len(widths)) if probs is None else np.asarray(probs, float)
-    if n < 1 or gpus < 1 or widths.size == 0 or np.any(widths < 1) or np.any(widths > gpus):
-        raise UsageError(f"msj: n >= 1, and every need in [1, gpus={gpus}], got {list(needs)}")
-    if p.shape != widths.shape or np.any(p < 0) or not np.isclose(p.sum(), 1.0):
-        raise UsageError(f"msj: probs must be {widths.size} non-negative numbers summing to 1")
-    if not (load > 0 and unit_s > 0 and np.isfinite(load) and np.isfinite(unit_s)):
-        raise UsageError(f"msj: load and unit_s must be finite and > 0, got {load}, {unit_s}")
-    rng = np.random.default_rng(seed)
-    need = rng.choice(widths, size=n, p=p)
-    duration = rng.exponential(unit_s, size=n) / need
-    release = np.cumsum(rng.exponential(unit_s / (load * gpus), size=n))
-    release -= release[0]
-    return Instance(
-        name=name or f"msj-{gpus}-rho{load:g}-n{n}",
-        cluster=Cluster(servers=(gpus,)),
-        jobs=abstract_jobs(release, duration, need),
-        provenance={
-            "source": "msj: Grosof et al.'s multiserver-job workload (SIGMETRICS 2022)",
-            "load": float(load),
-            "unit_s": float(unit_s),
-        },
-    )
+#: Abstract jobs from columns (:func:`~asrpt_opt.model.columns.jobs_from_columns`).
+abstract_jobs = jobs_from_columns
 
 
 def philly_like(

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from asrpt_opt.analysis import load_sweep
 from asrpt_opt.analysis.load_sweep import (
     LoadRun,
     LoadSweepConfig,
@@ -77,6 +79,33 @@ def test_the_screen_stops_an_unstable_run_early():
     stable = evaluate_run((config, "serverfilling-srpt", 0.5, 0))
     assert not stable.screened
     assert stable.n == 12000
+
+
+@pytest.mark.parametrize("measure", ["all", "completions"])
+@pytest.mark.parametrize(("policy", "load"), [("serverfilling-srpt", 0.8), ("greedy-srpt", 0.9)])
+def test_runs_in_chunks_give_the_runs_from_instances(monkeypatch, policy, load, measure):
+    # From compiles_from on, msj runs of regenerative policies are simulated in chunks
+    # (simulate_stream); below it from an Instance. Both give the same runs, screens included.
+    config = LoadSweepConfig(
+        family="msj", n=4000, policies=(policy,), screen_jobs=1000, measure=measure
+    )
+    seen = []
+    monkeypatch.setattr(load_sweep, "simulate_stream", _spy(load_sweep.simulate_stream, seen))
+    monkeypatch.setattr(load_sweep, "compiles_from", lambda policy: math.inf)
+    whole = evaluate_run((config, policy, load, 2))
+    assert not seen
+    monkeypatch.setattr(load_sweep, "compiles_from", lambda policy: 0)
+    chunked = evaluate_run((config, policy, load, 2))
+    assert seen
+    assert replace(chunked, wall_s=0.0) == replace(whole, wall_s=0.0)
+
+
+def _spy(fn, seen):
+    def spy(*args, **kwargs):
+        seen.append(args[0].n_jobs)
+        return fn(*args, **kwargs)
+
+    return spy
 
 
 def test_the_store_resumes_without_redoing(tmp_path):

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from asrpt_opt.analysis.gantt import gpu_lanes
 from asrpt_opt.analysis.plots import plot_comparison
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.policies import simulate
-from asrpt_opt.sim.metrics import compute_metrics
+from asrpt_opt.sim import metrics
+from asrpt_opt.sim.metrics import compute_metrics, exact_parts
 from tests.conftest import make_instance
 
 INST = make_instance([(0, 2, 4.0, 2.0), (1, 2, 2.0)], servers=(2,))
@@ -64,3 +70,22 @@ def test_plot_comparison_draws_three_panels():
     fig = plot_comparison({"x": m, "y": m}, lower_bound_s=10.0, title="t")
     assert len(fig.axes) == 3
     assert fig.axes[2].get_xlabel().startswith("sum w_j C_j / lower bound")
+
+
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300),
+        max_size=40,
+    ),
+    st.integers(1, 7),
+)
+def test_exact_parts_sum_to_fsum_whatever_the_blocks(values, block):
+    x = np.array(values, dtype=float)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(metrics, "_BLOCK", block)
+        parts = exact_parts(x)
+        cut = len(values) // 2
+        joined = exact_parts(x[:cut]) + exact_parts(x[cut:])
+    assert math.fsum(parts) == math.fsum(values)
+    assert math.fsum(joined) == math.fsum(values)
+    assert all(p != 0.0 for p in parts)

@@ -25,6 +25,7 @@ import numpy as np
 
 from asrpt_opt.errors import PolicyError, UsageError
 from asrpt_opt.model.allocation import Allocation
+from asrpt_opt.model.columns import JobColumns, ScheduleColumns
 from asrpt_opt.model.schedule import JobRun, Schedule, Segment
 from asrpt_opt.notices import compile_once
 from asrpt_opt.sim.view import IdleWakeLimit
@@ -41,6 +42,7 @@ __all__ = [
     "compile_threshold",
     "compiled_kernel",
     "compiles_from",
+    "run_columns",
     "run_compiled",
     "warm_up",
 ]
@@ -258,6 +260,76 @@ def run_compiled(
     return Schedule(
         runs=tuple(_runs(sim, arrays)),
         restore_overhead_s=sim.restore_overhead_s,
+    )
+
+
+def run_columns(
+    columns: JobColumns, kernel: Kernel, *, policy: str, restore_overhead_s: float = 0.0
+) -> ScheduleColumns:
+    """Run abstract jobs held as columns in the compiled loop, with exact predictions.
+
+    Parameters
+    ----------
+    columns : JobColumns
+    kernel : Kernel
+    policy : str
+        The policy's name (for errors).
+    restore_overhead_s : float
+
+    Returns
+    -------
+    ScheduleColumns
+        Job indices are the columns'; each job's segments in time order.
+
+    Raises
+    ------
+    UsageError
+        When the run needs integers past the kernel's 64 bits (only the Python loop runs
+        it, and it holds every job as an object).
+    PolicyError
+        When the policy stalls or wakes idly without end.
+    """
+    _warm(kernel)
+    from asrpt_opt.sim.compiled.loop import run_loop
+    from asrpt_opt.sim.compiled.state import IDLE_WAKES, OVERFLOW, STALLED, new_state
+
+    n = columns.n_jobs
+    work = np.array(columns.duration_s)
+    state = new_state(
+        np.asarray(columns.cluster.servers, dtype=np.int64),
+        np.array(columns.release_s),
+        np.arange(n, dtype=np.int64),
+        np.array(columns.gpus),
+        work,
+        np.array(columns.slowdowns()),
+        columns.best_rates(),
+        work.copy(),  # the oracle's predictions: the work itself
+        float(restore_overhead_s),
+        True,  # which never fall short of it
+    )
+    code, completion, job, start, end, offset, length, server, count = run_loop(
+        state, kernel.build(state)
+    )
+    del state
+    if code == OVERFLOW:
+        raise UsageError(
+            "attained GPU-seconds past the compiled kernel's 64-bit integers; simulate() with "
+            "engine='python' runs it exactly, from an Instance"
+        )
+    if code == IDLE_WAKES:
+        raise IdleWakeLimit(n).error(policy, float(end.max(initial=0.0)))
+    if code == STALLED:
+        raise PolicyError(f"policy {policy!r} left jobs waiting with nothing to come")
+    return ScheduleColumns(
+        completion_s=completion,
+        job=job,
+        start_s=start,
+        end_s=end,
+        offset=offset,
+        length=length,
+        server=server,
+        count=count,
+        restore_overhead_s=float(restore_overhead_s),
     )
 
 
