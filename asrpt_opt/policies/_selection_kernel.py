@@ -302,10 +302,27 @@ def _prr_choose(p: Any, s: Any, jobs: Any, done: Any, fits: bool) -> Any:
         key = np.maximum(s.predicted[jobs] - done, 0.0) / s.best_rate[jobs]
     else:
         key = done / s.best_rate[jobs]
-    ranked = jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
     if fits:
-        return ranked
-    return _first_fit(s, ranked, False)
+        return jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
+    # First fit reads the ranking until the GPUs are full: rank a growing true prefix.
+    k = s.total_gpus  # jobs of one GPU each would fill them
+    while True:
+        ranked = _stable_smallest(key, jobs, k)
+        chosen = _first_fit(s, ranked, False)
+        if ranked.shape[0] == jobs.shape[0] or rk.decided(s, ranked, chosen, False):
+            return chosen
+        k *= 2
+
+
+@njit(cache=True)
+def _stable_smallest(key: Any, jobs: Any, k: int) -> Any:
+    # A true prefix, of at least k jobs, of ``jobs`` stably sorted by ``key``: every job
+    # whose key is at most the k-th smallest, sorted (a job left out sorts after them all).
+    if k >= key.shape[0]:
+        return jobs[np.argsort(key, kind="mergesort")]
+    bound = np.partition(key, k - 1)[k - 1]
+    part = np.flatnonzero(key <= bound)
+    return jobs[part[np.argsort(key[part], kind="mergesort")]]
 
 
 @njit(cache=True)
