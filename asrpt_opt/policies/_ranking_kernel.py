@@ -1,12 +1,16 @@
-"""The ranking the multiserver-job kernels that rank by remaining time or area keep
-between decisions (:mod:`asrpt_opt.policies._selection_kernel`), as the Python rule does
-(:meth:`asrpt_opt.policies.serverfilling._MultiserverPolicy.select`).
+"""The ranking the multiserver-job kernels that rank by remaining time or area, and PRR,
+keep between decisions (:mod:`asrpt_opt.policies._selection_kernel`), as the Python rules do
+(:meth:`asrpt_opt.policies.serverfilling._MultiserverPolicy.select`,
+:meth:`asrpt_opt.policies.prr.PreferentialRoundRobin.decide`).
 
 A waiting job's key is fixed, so the waiting jobs stay sorted (``wkey``/``wjob``, merged
 with the jobs that arrived or were preempted, ``pend``); the running ones are re-keyed at
 each decision and re-sorted from their previous order (``rkey``/``rjob``); the fit rule
 reads the merged ranking in growing parts, each a true prefix of the whole, until it has
-decided. Keys tie to the lower job index, as a stable sort of the jobs in index order.
+decided. The key is the state's ``mode``: predicted remaining time or area (ties to the
+lower job index, as a stable sort of the jobs in index order), or PRR's predicted remaining
+or attained time (ties to the earlier arrival); ``tie[j]`` is that index or arrival number.
+When PRR's quantum changes the key, both orders are rebuilt (``fresh``).
 """
 
 from __future__ import annotations
@@ -19,42 +23,58 @@ from asrpt_opt._numba import njit
 from asrpt_opt.sim.compiled.state import attained
 from asrpt_opt.sim.view import RUNNING, WAITING
 
-__all__ = ["decided", "merge", "rank_running", "sync_waiting"]
+__all__ = ["AREA", "ATTAINED", "PREDICTED", "TIME", "decided", "merge", "rank_running",
+           "sync_waiting"]  # fmt: skip
+
+#: The keys (a state's ``mode``): _MultiserverPolicy's predicted remaining time or area,
+#: PRR's predicted remaining time (never below 0) or attained time.
+TIME, AREA, PREDICTED, ATTAINED = range(4)
 
 
 @njit(cache=True)
-def _key(s: Any, j: int, now: float, area: bool) -> float:
-    # _MultiserverPolicy._keys for one job: predicted remaining time, or ``area``.
-    left = (s.predicted[j] - attained(s, j, now)) / s.best_rate[j]
-    return left * s.gpus[j] if area else left
+def _key(p: Any, s: Any, j: int, now: float) -> float:
+    # The key of job j under the state's mode, with the Python rules' operations.
+    done = attained(s, j, now)
+    if p.mode == ATTAINED:
+        return done / s.best_rate[j]
+    if p.mode == PREDICTED:
+        return max(s.predicted[j] - done, 0.0) / s.best_rate[j]
+    left = (s.predicted[j] - done) / s.best_rate[j]
+    return left * s.gpus[j] if p.mode == AREA else left
 
 
 @njit(cache=True)
-def _before(ka: float, a: int, kb: float, b: int) -> bool:
-    # The ranking's order: by key, ties to the lower index.
-    return ka < kb or (ka == kb and a < b)
+def _before(ka: float, ta: int, kb: float, tb: int) -> bool:
+    # The ranking's order: by key, ties to the lower tie number.
+    return ka < kb or (ka == kb and ta < tb)
 
 
 @njit(cache=True)
-def sync_waiting(p: Any, s: Any, now: float, area: bool) -> None:
+def sync_waiting(p: Any, s: Any, now: float, fresh: bool) -> None:
     """Drop the waiting jobs that started, and merge in those that arrived or were
-    preempted: a waiting job's key is fixed, so the waiting jobs stay sorted."""
+    preempted: a waiting job's key is fixed, so the waiting jobs stay sorted (``fresh``:
+    the key changed, every waiting job is keyed again)."""
     kept = 0
     for i in range(p.n_w):
         if s.status[p.wjob[i]] == WAITING:
-            p.wjob[kept] = p.wjob[i]
-            p.wkey[kept] = p.wkey[i]
-            kept += 1
+            if fresh:
+                p.pend[p.n_pend] = p.wjob[i]
+                p.n_pend += 1
+            else:
+                p.wjob[kept] = p.wjob[i]
+                p.wkey[kept] = p.wkey[i]
+                kept += 1
     k = p.n_pend
-    jobs = np.sort(p.pend[:k])
+    pend = p.pend[:k]
+    jobs = pend[np.argsort(p.tie[pend])]
     keys = np.empty(k)
     for i in range(k):
-        keys[i] = _key(s, jobs[i], now, area)
-    by = np.argsort(keys, kind="mergesort")  # stable: ties stay in index order
+        keys[i] = _key(p, s, jobs[i], now)
+    by = np.argsort(keys, kind="mergesort")  # stable: ties stay in tie order
     i, m, dest = k - 1, kept - 1, kept + k - 1  # merge from the back, in place
     while i >= 0:
         j, key = jobs[by[i]], keys[by[i]]
-        if m >= 0 and _before(key, j, p.wkey[m], p.wjob[m]):
+        if m >= 0 and _before(key, p.tie[j], p.wkey[m], p.tie[p.wjob[m]]):
             p.wjob[dest] = p.wjob[m]
             p.wkey[dest] = p.wkey[m]
             m -= 1
@@ -68,9 +88,10 @@ def sync_waiting(p: Any, s: Any, now: float, area: bool) -> None:
 
 
 @njit(cache=True)
-def rank_running(p: Any, s: Any, now: float, area: bool) -> None:
-    """The running jobs by (key, index), starting from the previous decision's order: their
-    keys fall while they run and rarely cross, so insertion sort does little."""
+def rank_running(p: Any, s: Any, now: float, fresh: bool) -> None:
+    """The running jobs by (key, tie), starting from the previous decision's order: their
+    keys move together while they run and rarely cross, so insertion sort does little
+    (``fresh``: the key changed, they are sorted afresh)."""
     m = 0
     for i in range(p.n_r):
         j = p.rjob[i]
@@ -86,15 +107,31 @@ def rank_running(p: Any, s: Any, now: float, area: bool) -> None:
             p.rjob[m] = j
             m += 1
     p.n_r = m
+    if fresh:
+        _sort_running(p, s, now)
+        return
     for i in range(m):
-        j, key = p.rjob[i], _key(s, p.rjob[i], now, area)
+        j, key = p.rjob[i], _key(p, s, p.rjob[i], now)
+        tie = p.tie[j]
         k = i
-        while k > 0 and _before(key, j, p.rkey[k - 1], p.rjob[k - 1]):
+        while k > 0 and _before(key, tie, p.rkey[k - 1], p.tie[p.rjob[k - 1]]):
             p.rkey[k] = p.rkey[k - 1]
             p.rjob[k] = p.rjob[k - 1]
             k -= 1
         p.rkey[k] = key
         p.rjob[k] = j
+
+
+@njit(cache=True)
+def _sort_running(p: Any, s: Any, now: float) -> None:
+    jobs = p.rjob[: p.n_r]
+    jobs = jobs[np.argsort(p.tie[jobs])]
+    keys = np.empty(jobs.shape[0])
+    for i in range(jobs.shape[0]):
+        keys[i] = _key(p, s, jobs[i], now)
+    by = np.argsort(keys, kind="mergesort")
+    p.rjob[: p.n_r] = jobs[by]
+    p.rkey[: p.n_r] = keys[by]
 
 
 @njit(cache=True)
@@ -106,7 +143,9 @@ def merge(p: Any, upto: int) -> Any:
     while a < p.n_r or b < upto:
         if b == upto and upto < p.n_w:
             break
-        if b == upto or (a < p.n_r and _before(p.rkey[a], p.rjob[a], p.wkey[b], p.wjob[b])):
+        if b == upto or (
+            a < p.n_r and _before(p.rkey[a], p.tie[p.rjob[a]], p.wkey[b], p.tie[p.wjob[b]])
+        ):
             out[k] = p.rjob[a]
             a += 1
         else:

@@ -64,7 +64,7 @@ structref.define_proxy(
         "released", "length_sum", "quantum", "quantum_end", "mark",
         "shadow", "n_shadow", "widths", "width_of", "counts",
         "ranked", "wkey", "wjob", "n_w", "pend", "n_pend", "rkey", "rjob", "n_r", "inr",
-        "merged",
+        "merged", "tie", "mode", "wmode", "rmode",
     ],
 )  # fmt: skip
 
@@ -77,17 +77,23 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
     n = s.n
     mw = rule == _MAXWEIGHT
     widths = np.unique(s.gpus)
-    # The rules that rank by remaining time or area keep their waiting jobs sorted.
-    ranked = order != _ARRIVAL and rule in (_SF, _FIRSTFIT, _GREEDY)
+    # The rules that rank by remaining time or area, and PRR, keep their waiting jobs sorted.
+    ranked = (order != _ARRIVAL and rule in (_SF, _FIRSTFIT, _GREEDY)) or rule == _PRR
     m = n if ranked else 1
     r = min(n, s.total_gpus) if ranked else 1  # at most one running job per GPU
+    # PRR's key changes with its quanta (-1: no order kept yet).
+    mode = -1
+    if rule != _PRR:
+        mode = rk.AREA if order == _AREA else rk.TIME
+    n_shadow = n if mw else 1
     return SelectionState(
         rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
         0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
-        np.empty(n if mw else 1, np.int64), 0, widths,
+        np.empty(n_shadow, np.int64), 0, widths,
         np.searchsorted(widths, s.gpus).astype(np.int64), np.zeros(widths.shape[0], np.int64),
         ranked, np.empty(m), np.empty(m, np.int64), 0, np.empty(m, np.int64), 0,
         np.empty(r), np.empty(r, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
+        np.empty(m, np.int64), mode, mode, mode,
     )  # fmt: skip
 
 
@@ -97,6 +103,8 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     if policy.ranked:
         policy.pend[policy.n_pend] = job
         policy.n_pend += 1
+        # Ties: PRR's to the earlier arrival, the others' to the lower index.
+        policy.tie[job] = policy.released if policy.rule == _PRR else job
     if policy.rule == _MAXWEIGHT:
         policy.shadow[policy.n_shadow] = job
         policy.n_shadow += 1
@@ -148,32 +156,34 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     # wake-up time (NaN: none).
     if p.n_act == 0:
         return np.nan
+    if p.rule == _PRR:
+        _next_quantum(p, s, now)
     if p.ranked:
         return _ranked_select_and_serve(p, s, now)
-    if p.rule == _PRR and now >= p.quantum_end - 1e-12:
-        p.quantum += 1
-        # A fixed quantum, or (NaN) half the mean predicted length.
-        q = p.quantum_s
-        length = q if q == q else 0.5 * p.length_sum / max(p.released, 1)
-        p.quantum_end = now + max(length, 2.0 * s.restore_s, 1e-6)
     fits = p.active_gpus <= s.total_gpus
-    by_arrival = p.rule == _PRR or p.order == _ARRIVAL  # else ties go to the lower index
-    jobs = p.act[: p.n_act] if by_arrival else active_by_index(p)
+    jobs = p.act[: p.n_act] if p.order == _ARRIVAL else active_by_index(p)
     if fits:
         # Every released job fits: only the waiting ones need an order.
         jobs = jobs[s.status[jobs] == WAITING]
     done = np.empty(jobs.shape[0])
     for i in range(jobs.shape[0]):
         done[i] = attained(s, jobs[i], now)
-    wake = np.nan
-    if p.rule == _PRR:
-        chosen = _prr_choose(p, s, jobs, done, fits)
-        if not fits and chosen.shape[0] < p.n_act:
-            wake = p.quantum_end  # another quantum matters while a job is left out
-    else:
-        chosen = _fit(p, s, _rank(p, s, jobs, done), fits)
-    serve(p, s, chosen, fits)
-    return wake
+    serve(p, s, _fit(p, s, _rank(p, s, jobs, done), fits), fits)
+    return np.nan
+
+
+@njit(cache=True)
+def _next_quantum(p: Any, s: Any, now: float) -> None:
+    # PRR: a new quantum when the last one is over; its kind sets the key.
+    if now >= p.quantum_end - 1e-12:
+        p.quantum += 1
+        # A fixed quantum, or (NaN) half the mean predicted length.
+        q = p.quantum_s
+        length = q if q == q else 0.5 * p.length_sum / max(p.released, 1)
+        p.quantum_end = now + max(length, 2.0 * s.restore_s, 1e-6)
+    q, trust = p.quantum, p.trust
+    trusted = np.floor((q + 1) * trust + 1e-12) > np.floor(q * trust + 1e-12)
+    p.mode = rk.PREDICTED if trusted else rk.ATTAINED
 
 
 @njit(cache=True)
@@ -295,37 +305,6 @@ def _first_fit(s: Any, ranked: Any, greedy: bool) -> Any:
 
 
 @njit(cache=True)
-def _prr_choose(p: Any, s: Any, jobs: Any, done: Any, fits: bool) -> Any:
-    # PRR: trusted quanta rank by predicted remaining time, the others by attained time.
-    q, trust = p.quantum, p.trust
-    if np.floor((q + 1) * trust + 1e-12) > np.floor(q * trust + 1e-12):
-        key = np.maximum(s.predicted[jobs] - done, 0.0) / s.best_rate[jobs]
-    else:
-        key = done / s.best_rate[jobs]
-    if fits:
-        return jobs[np.argsort(key, kind="mergesort")]  # ties to the earlier arrival
-    # First fit reads the ranking until the GPUs are full: rank a growing true prefix.
-    k = s.total_gpus  # jobs of one GPU each would fill them
-    while True:
-        ranked = _stable_smallest(key, jobs, k)
-        chosen = _first_fit(s, ranked, False)
-        if ranked.shape[0] == jobs.shape[0] or rk.decided(s, ranked, chosen, False):
-            return chosen
-        k *= 2
-
-
-@njit(cache=True)
-def _stable_smallest(key: Any, jobs: Any, k: int) -> Any:
-    # A true prefix, of at least k jobs, of ``jobs`` stably sorted by ``key``: every job
-    # whose key is at most the k-th smallest, sorted (a job left out sorts after them all).
-    if k >= key.shape[0]:
-        return jobs[np.argsort(key, kind="mergesort")]
-    bound = np.partition(key, k - 1)[k - 1]
-    part = np.flatnonzero(key <= bound)
-    return jobs[part[np.argsort(key[part], kind="mergesort")]]
-
-
-@njit(cache=True)
 def serve(p: Any, s: Any, chosen: Any, fits: bool) -> None:
     """_selection.serve: unless every active job ``fits``, preempt the running jobs not in
     ``chosen``; then start the chosen waiting ones in order where consolidation places
@@ -404,20 +383,22 @@ def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int)
 def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
     # _select_and_serve for the rules ranking by remaining time or area, from the sorted
     # waiting jobs and the running ones re-ranked (_MultiserverPolicy.select).
-    area = p.order == _AREA
-    rk.sync_waiting(p, s, now, area)
+    rk.sync_waiting(p, s, now, p.wmode != p.mode)
+    p.wmode = p.mode
     fits = p.active_gpus <= s.total_gpus
     # The choice is a new array or the sorted waiting jobs themselves, which serve() reads
     # and nothing changes before the next decision.
     if fits:
-        chosen = _fit(p, s, p.wjob[: p.n_w], True)
+        chosen = p.wjob[: p.n_w] if p.rule == _PRR else _fit(p, s, p.wjob[: p.n_w], True)
     else:
-        rk.rank_running(p, s, now, area)
+        rk.rank_running(p, s, now, p.rmode != p.mode)
+        p.rmode = p.mode
         upto = min(p.n_w, max(32, 2 * s.total_free))
+        greedy = p.rule == _GREEDY
         while True:
             ranked = rk.merge(p, upto)
-            chosen = _fit(p, s, ranked, False)
-            if upto == p.n_w or rk.decided(s, ranked, chosen, p.rule == _GREEDY):
+            chosen = _first_fit(s, ranked, False) if p.rule == _PRR else _fit(p, s, ranked, False)
+            if upto == p.n_w or rk.decided(s, ranked, chosen, greedy):
                 break
             upto = min(p.n_w, 2 * upto)
     first = s.n_pre
@@ -425,4 +406,6 @@ def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
     for i in range(first, s.n_pre):
         p.pend[p.n_pend] = s.preempts[i]
         p.n_pend += 1
+    if p.rule == _PRR and not fits and chosen.shape[0] < p.n_act:
+        return p.quantum_end  # another quantum matters while a job is left out
     return np.nan
