@@ -14,7 +14,7 @@ import numpy as np
 
 from asrpt_opt._numba import njit
 
-__all__ = ["grow", "heap_pop", "heap_push", "heap_replace", "push", "tuple_less"]
+__all__ = ["grow", "heap_pop", "heap_push", "heap_replace", "heapify", "push", "tuple_less"]
 
 
 @njit(cache=True)
@@ -77,7 +77,20 @@ def heap_pop(t: Any, i: Any, size: int) -> None:
 @njit(cache=True)
 def heap_replace(t: Any, i: Any, size: int, key: float, ints: Any) -> None:
     """Replace the root of a heap of ``size`` items by ``(key, *ints)`` (heapq.heapreplace)."""
-    pos = 0
+    _sift_down(t, i, size, 0, key, ints)
+
+
+@njit(cache=True)
+def heapify(t: Any, i: Any, size: int) -> None:
+    """Make the first ``size`` items a heap (heapq.heapify): items compare as tuples, all
+    distinct, so it yields them in the order any heap of them would."""
+    for pos in range(size // 2 - 1, -1, -1):
+        _sift_down(t, i, size, pos, t[pos], i[pos].copy())
+
+
+@njit(cache=True)
+def _sift_down(t: Any, i: Any, size: int, pos: int, key: float, ints: Any) -> None:
+    # Put (key, *ints) at pos and move it down below its smaller children.
     while True:
         child = 2 * pos + 1
         if child >= size:

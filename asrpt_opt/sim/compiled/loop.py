@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from asrpt_opt._numba import njit
-from asrpt_opt._numba.heaps import grow, heap_pop, push
+from asrpt_opt._numba.heaps import grow, heap_pop, heapify, push
 from asrpt_opt.sim.compiled.state import COMPLETION, IDLE_WAKES, OK, STALLED, WAKE
 from asrpt_opt.sim.view import DONE, IDLE_WAKES_BASE, IDLE_WAKES_PER_JOB, RUNNING, WAITING
 
@@ -120,6 +120,8 @@ def run_loop(s: Any, p: Any) -> Any:
             break
         s.wake_version += 1
         _apply(s, t)
+        if s.ev_n > 2 * s.n_run + 64:
+            _drop_superseded(s)
         if not np.isnan(wake) and wake > t and wake < np.inf:
             s.ev_t, s.ev_i = push(s.ev_t, s.ev_i, s.ev_n, wake, WAKE, -1, s.wake_version)
             s.ev_n += 1
@@ -150,6 +152,22 @@ def _next_instant(s: Any) -> float:
     if s.next_arrival < s.n and s.release[s.order[s.next_arrival]] < t:
         t = s.release[s.order[s.next_arrival]]
     return t
+
+
+@njit(cache=True)
+def _drop_superseded(s: Any) -> None:
+    # Every preemption leaves its job's completion event behind, superseded: policies that
+    # preempt thousands of jobs a decision would keep millions. Valid events (one per
+    # running job and a wake-up) keep their order, which is a total one.
+    k = 0
+    for e in range(s.ev_n):
+        kind, j, ver = s.ev_i[e, 0], s.ev_i[e, 1], s.ev_i[e, 2]
+        if ver == (s.wake_version if kind == WAKE else s.version[j]):
+            s.ev_t[k] = s.ev_t[e]
+            s.ev_i[k] = s.ev_i[e]
+            k += 1
+    s.ev_n = k
+    heapify(s.ev_t, s.ev_i, k)
 
 
 @njit(cache=True)
