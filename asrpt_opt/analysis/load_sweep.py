@@ -9,6 +9,11 @@ loses nothing finished and a rerun skips it. The figure is
 :func:`~asrpt_opt.analysis.plots.plot_load_sweep`. A point's interval is Student's t over the
 seeds' means (with two seeds or more), else over 20 batch means of the one run.
 
+A ``msj`` run of a policy that forgets when the cluster empties (``regenerative``), long
+enough for ``engine="auto"`` to compile it, is simulated from columns in chunks
+(:func:`~asrpt_opt.sim.stream.simulate_stream`): the same run in bounded memory, 10^7 jobs in
+about a minute and under 2 GB.
+
 A run that is clearly unstable can take hours at 10^6 jobs (its queue, and each decision's
 work, grows without bound). With ``screen_jobs``, a longer run first simulates its first
 ``screen_jobs`` jobs, then four times as many, and so on below ``n``: the first stable

@@ -26,7 +26,16 @@ __all__ = ["JobColumns", "ScheduleColumns", "jobs_from_columns"]
 
 
 def _frozen(values: ArrayLike, dtype: type, name: str, n: int | None) -> NDArray[Any]:
-    array: NDArray[Any] = np.array(values, dtype=dtype)  # a copy: nobody else can change it
+    try:
+        raw = np.asarray(values)
+        whole = raw.dtype.kind in "iu" or (
+            raw.dtype.kind == "f" and bool(np.all(np.isfinite(raw) & (raw == np.round(raw))))
+        )
+        if dtype is np.int64 and not whole:
+            raise InstanceError(f"columns: {name} must be whole numbers")
+        array: NDArray[Any] = np.array(raw, dtype=dtype)  # a copy: nobody else can change it
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(f"columns: {name} must be numbers ({exc})") from None
     if array.ndim != 1 or (n is not None and array.shape[0] != n):
         raise InstanceError(f"columns: {name} must be one value per job, got shape {array.shape}")
     array.flags.writeable = False
@@ -36,7 +45,7 @@ def _frozen(values: ArrayLike, dtype: type, name: str, n: int | None) -> NDArray
 def _first_bad(name: str, ok: NDArray[np.bool_], values: NDArray[Any], rule: str) -> None:
     if not ok.all():
         i = int(np.flatnonzero(~ok)[0])
-        raise InstanceError(f"columns: {name}[{i}] = {values[i]!r}: {rule}")
+        raise InstanceError(f"columns: {name}[{i}] = {values[i].item()!r}: {rule}")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True, eq=False)
@@ -89,9 +98,8 @@ class JobColumns:
     def _check_values(self) -> None:
         release, gpus, duration = self.release_s, self.gpus, self.duration_s
         _first_bad("release_s", np.isfinite(release) & (release >= 0), release, "must be >= 0")
-        _first_bad(
-            "release_s", np.append(release[1:] >= release[:-1], True), release, "out of order"
-        )
+        in_order = np.concatenate(([True], release[1:] >= release[:-1]))
+        _first_bad("release_s", in_order, release, "earlier than the job before (release order)")
         total = self.cluster.total_gpus
         _first_bad("gpus", (gpus >= 1) & (gpus <= total), gpus, f"must be in [1, {total}]")
         _first_bad("duration_s", np.isfinite(duration) & (duration > 0), duration, "must be > 0")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asrpt_opt.errors import PolicyError, UsageError
 from asrpt_opt.model.cluster import Cluster
@@ -91,3 +93,27 @@ def test_a_policy_that_remembers_is_caught_at_the_cut(monkeypatch):
 def test_chunk_size_must_leave_room_for_a_cut():
     with pytest.raises(UsageError, match="chunk_jobs must be >= 2"):
         simulate_stream(msj_columns(10, seed=0), make_policy("fifo"), chunk_jobs=1)
+
+
+@st.composite
+def sparse_columns(draw):
+    """Small clusters and jobs whose arrivals leave the cluster empty now and then."""
+    servers = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+    n = draw(st.integers(1, 40))
+    gaps = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0, 20.0]), min_size=n, max_size=n))
+    return JobColumns(
+        name="sparse",
+        cluster=Cluster(servers=servers),
+        release_s=np.cumsum(gaps),
+        gpus=draw(st.lists(st.integers(1, sum(servers)), min_size=n, max_size=n)),
+        duration_s=draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 7.0]), min_size=n, max_size=n)),
+        spread_slowdown=draw(st.lists(st.sampled_from([1.0, 1.5]), min_size=n, max_size=n)),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(sparse_columns(), st.sampled_from(REGENERATIVE), st.integers(2, 6))
+def test_chunks_equal_the_whole_run_on_random_sparse_jobs(columns, name, chunk_jobs):
+    whole, chunked = whole_and_chunked(columns, name, chunk_jobs=chunk_jobs)
+    assert np.array_equal(completions(whole), chunked.completion_s)
+    assert chunked.metrics == whole.metrics
