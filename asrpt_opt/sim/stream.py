@@ -40,6 +40,10 @@ logger = logging.getLogger(__name__)
 #: Jobs a chunk starts with (it doubles while no cut is found in its first three quarters).
 CHUNK_JOBS = 500_000
 _MIN_CUT = 0.25  # a cut must keep at least this share of its chunk
+#: Jobs a cut leaves after it when it can (a share of the chunk, at least 64): the next
+#: chunk simulates them again, and those that completed before the chunk's next arrival are
+#: the cut's check.
+_OVERLAP = 0.01
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -58,6 +62,9 @@ class StreamResult:
         Chunks kept.
     resimulated_jobs : int
         Jobs simulated more than once (after a chunk's cut, or in a chunk that found none).
+    checked_jobs : int
+        Jobs whose completions two chunks computed independently and found equal (the
+        cuts' checks).
     """
 
     policy: str
@@ -65,6 +72,7 @@ class StreamResult:
     completion_s: NDArray[np.float64]
     chunks: int
     resimulated_jobs: int
+    checked_jobs: int
 
 
 class _Folded:
@@ -156,7 +164,7 @@ def simulate_stream(
     kernel = _kernel(policy)
     n = columns.n_jobs
     folded = _Folded(columns)
-    lo, hi, size, chunks, again = 0, 0, chunk_jobs, 0, 0
+    lo, hi, size, chunks, again, checked = 0, 0, chunk_jobs, 0, 0, 0
     check: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None
     while lo < n:
         hi = min(n, max(lo + size, hi))  # past the jobs the last cut's check names
@@ -166,6 +174,8 @@ def simulate_stream(
         )
         if check is not None:
             _check_cut(policy.name, lo, check, schedule.completion_s)
+            checked += check[0].shape[0]
+            check = None  # a retried chunk repeats the same comparison
         cut = hi - lo if hi == n else _last_empty(part, schedule.completion_s)
         if cut < _MIN_CUT * (hi - lo):
             again += hi - lo
@@ -186,6 +196,7 @@ def simulate_stream(
         completion_s=folded.completion,
         chunks=chunks,
         resimulated_jobs=again,
+        checked_jobs=checked,
     )
 
 
@@ -202,10 +213,15 @@ def _kernel(policy: Policy) -> Kernel:
 
 
 def _last_empty(part: JobColumns, completion: NDArray[np.float64]) -> int:
-    # The last job whose predecessors all completed strictly before it arrived.
+    # A job whose predecessors all completed strictly before it arrived: the last one that
+    # leaves _OVERLAP of the chunk after it, else the last one.
     done_before = np.maximum.accumulate(completion[:-1])
-    empty = np.flatnonzero(done_before < part.release_s[1:])
-    return int(empty[-1]) + 1 if empty.size else 0
+    empty = np.flatnonzero(done_before < part.release_s[1:]) + 1
+    if not empty.size:
+        return 0
+    room = part.n_jobs - max(64, int(_OVERLAP * part.n_jobs))
+    early = empty[empty <= room]
+    return int(early[-1] if early.size else empty[-1])
 
 
 def _after_cut(

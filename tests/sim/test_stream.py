@@ -49,6 +49,8 @@ def test_chunks_give_the_whole_runs_schedule(name, load):
     assert np.array_equal(completions(whole), chunked.completion_s)
     assert chunked.metrics == whole.metrics
     assert chunked.chunks > 1 or load > 0.8  # a stable run is cut
+    if chunked.chunks > 1:  # and each cut is checked on the jobs after it
+        assert chunked.checked_jobs >= chunked.chunks - 1
 
 
 @pytest.mark.parametrize("name", ["srtf", "a-srpt", "serverfilling-srpt", "2d-las"])
