@@ -185,8 +185,9 @@ def simulate_stream(
             logger.info("no empty cluster in jobs %d-%d: a chunk of %d jobs", lo, hi, size)
             continue
         kept = schedule.head(cut)
-        validate_columns(part.take(0, cut), kept)
-        folded.add(lo, part.take(0, cut), kept)
+        done = part.take(0, cut)
+        validate_columns(done, kept)
+        folded.add(lo, done, kept)
         check = _after_cut(columns, lo, cut, hi, schedule.completion_s) if hi < n else None
         again += hi - lo - cut
         lo += cut

@@ -226,7 +226,7 @@ def run_compiled(
     """
     _warm(kernel)  # the kernel the run was given: the policy is not asked again
     from asrpt_opt.sim.compiled.loop import run_loop
-    from asrpt_opt.sim.compiled.state import IDLE_WAKES, OVERFLOW, STALLED, new_state
+    from asrpt_opt.sim.compiled.state import OVERFLOW, new_state
 
     jobs = sim.instance.jobs
     n = len(jobs)
@@ -252,10 +252,7 @@ def run_compiled(
             raise UsageError(f"engine='compiled': {why}; engine='python' runs it exactly")
         logger.info("%s: running in Python instead", why)
         return None
-    if code == IDLE_WAKES:
-        raise IdleWakeLimit(n).error(sim.policy.name, float(arrays[3].max(initial=0.0)))
-    if code == STALLED:
-        raise PolicyError(f"policy {sim.policy.name!r} left jobs waiting with nothing to come")
+    _raise_for_stop(code, sim.policy.name, n, arrays[3])
     sim.predicted[:] = predicted
     return Schedule(
         runs=tuple(_runs(sim, arrays)),
@@ -291,7 +288,7 @@ def run_columns(
     """
     _warm(kernel)
     from asrpt_opt.sim.compiled.loop import run_loop
-    from asrpt_opt.sim.compiled.state import IDLE_WAKES, OVERFLOW, STALLED, new_state
+    from asrpt_opt.sim.compiled.state import OVERFLOW, new_state
 
     n = columns.n_jobs
     work = np.array(columns.duration_s)
@@ -316,10 +313,7 @@ def run_columns(
             "attained GPU-seconds past the compiled kernel's 64-bit integers; simulate() with "
             "engine='python' runs it exactly, from an Instance"
         )
-    if code == IDLE_WAKES:
-        raise IdleWakeLimit(n).error(policy, float(end.max(initial=0.0)))
-    if code == STALLED:
-        raise PolicyError(f"policy {policy!r} left jobs waiting with nothing to come")
+    _raise_for_stop(code, policy, n, end)
     return ScheduleColumns(
         completion_s=completion,
         job=job,
@@ -331,6 +325,16 @@ def run_columns(
         count=count,
         restore_overhead_s=float(restore_overhead_s),
     )
+
+
+def _raise_for_stop(code: int, policy: str, n: int, seg_end: np.ndarray) -> None:
+    # The loop stopped the run: idle wake-ups without end, or jobs left waiting.
+    from asrpt_opt.sim.compiled.state import IDLE_WAKES, STALLED
+
+    if code == IDLE_WAKES:
+        raise IdleWakeLimit(n).error(policy, float(seg_end.max(initial=0.0)))
+    if code == STALLED:
+        raise PolicyError(f"policy {policy!r} left jobs waiting with nothing to come")
 
 
 def _runs(sim: Simulator, arrays: list[Any]) -> Any:
