@@ -4,8 +4,9 @@ keep between decisions (:mod:`asrpt_opt.policies._selection_kernel`), as the Pyt
 :meth:`asrpt_opt.policies.prr.PreferentialRoundRobin.decide`).
 
 A waiting job's key is fixed, so the waiting jobs stay sorted (``wkey``/``wjob``, merged
-with the jobs that arrived or were preempted, ``pend``); the running ones are re-keyed at
-each decision and re-sorted from their previous order (``rkey``/``rjob``); the fit rule
+with the jobs that arrived or were preempted, ``pend``; a job that starts leaves its entry
+behind, skipped as stale until enough of them are dropped at once); the running ones are
+re-keyed at each decision and re-sorted from their previous order (``rkey``/``rjob``); the fit rule
 reads the merged ranking in growing parts, each a true prefix of the whole, until it has
 decided. The key is the state's ``mode``: predicted remaining time or area (ties to the
 lower job index, as a stable sort of the jobs in index order), or PRR's predicted remaining
@@ -23,8 +24,8 @@ from asrpt_opt._numba import njit
 from asrpt_opt.sim.compiled.state import attained
 from asrpt_opt.sim.view import RUNNING, WAITING
 
-__all__ = ["AREA", "ATTAINED", "PREDICTED", "TIME", "decided", "merge", "rank_running",
-           "sync_waiting"]  # fmt: skip
+__all__ = ["AREA", "ATTAINED", "PREDICTED", "TIME", "decided", "merge", "pending",
+           "rank_running", "sync_waiting"]  # fmt: skip
 
 #: The keys (a state's ``mode``): _MultiserverPolicy's predicted remaining time or area,
 #: PRR's predicted remaining time (never below 0) or attained time.
@@ -50,20 +51,43 @@ def _before(ka: float, ta: int, kb: float, tb: int) -> bool:
 
 
 @njit(cache=True)
-def sync_waiting(p: Any, s: Any, now: float, fresh: bool) -> None:
-    """Drop the waiting jobs that started, and merge in those that arrived or were
-    preempted: a waiting job's key is fixed, so the waiting jobs stay sorted (``fresh``:
-    the key changed, every waiting job is keyed again)."""
-    kept = 0
-    for i in range(p.n_w):
-        if s.status[p.wjob[i]] == WAITING:
-            if fresh:
-                p.pend[p.n_pend] = p.wjob[i]
-                p.n_pend += 1
-            else:
-                p.wjob[kept] = p.wjob[i]
-                p.wkey[kept] = p.wkey[i]
-                kept += 1
+def pending(p: Any, job: int) -> None:
+    """``job`` arrived or was preempted: it joins the waiting jobs at the next decision, and
+    any entry it left among them is stale."""
+    p.pend[p.n_pend] = job
+    p.n_pend += 1
+    p.gen[job] += 1
+
+
+@njit(cache=True)
+def _live(p: Any, s: Any, i: int) -> bool:
+    # Whether waiting entry i is its job's current one: a job that started leaves its entry
+    # behind (counted in ``n_stale``) until the entries are compacted.
+    j = p.wjob[i]
+    return s.status[j] == WAITING and p.wgen[i] == p.gen[j]
+
+
+@njit(cache=True)
+def sync_waiting(p: Any, s: Any, now: float, fresh: bool, compact: bool) -> None:
+    """Merge in the waiting jobs that arrived or were preempted: a waiting job's key is
+    fixed, so the waiting jobs stay sorted. The entries of the jobs that started are dropped
+    when ``compact`` is asked, when they are half the entries or when the new ones would
+    not fit, not at every decision, which would read every waiting job (``fresh``: the key
+    changed, every waiting job is keyed again)."""
+    kept = p.n_w
+    size = p.wjob.shape[0]
+    if fresh or compact or 2 * p.n_stale > p.n_w or p.n_w + p.n_pend > size:
+        kept = 0
+        for i in range(p.n_w):
+            if _live(p, s, i):
+                if fresh:
+                    pending(p, p.wjob[i])
+                else:
+                    p.wjob[kept] = p.wjob[i]
+                    p.wkey[kept] = p.wkey[i]
+                    p.wgen[kept] = p.wgen[i]
+                    kept += 1
+        p.n_stale = 0
     k = p.n_pend
     pend = p.pend[:k]
     jobs = pend[np.argsort(p.tie[pend])]
@@ -77,10 +101,12 @@ def sync_waiting(p: Any, s: Any, now: float, fresh: bool) -> None:
         if m >= 0 and _before(key, p.tie[j], p.wkey[m], p.tie[p.wjob[m]]):
             p.wjob[dest] = p.wjob[m]
             p.wkey[dest] = p.wkey[m]
+            p.wgen[dest] = p.wgen[m]
             m -= 1
         else:
             p.wjob[dest] = j
             p.wkey[dest] = key
+            p.wgen[dest] = p.gen[j]
             i -= 1
         dest -= 1
     p.n_w = kept + k
@@ -135,12 +161,17 @@ def _sort_running(p: Any, s: Any, now: float) -> None:
 
 
 @njit(cache=True)
-def merge(p: Any, upto: int) -> Any:
-    # The start of the ranking: the running jobs and the ``upto`` most urgent waiting ones
-    # in rank order, up to the last of those (past it, unread waiting jobs may come first).
+def merge(p: Any, s: Any, upto: int) -> Any:
+    # The start of the ranking: the running jobs and the live ones among the first ``upto``
+    # waiting entries in rank order, up to the last of those (past it, unread waiting jobs
+    # may come first).
     a, b, k = 0, 0, 0
     out = p.merged
-    while a < p.n_r or b < upto:
+    while True:
+        while b < upto and not _live(p, s, b):
+            b += 1
+        if a == p.n_r and b == upto:
+            break
         if b == upto and upto < p.n_w:
             break
         if b == upto or (

@@ -32,6 +32,7 @@ __all__ = [
     "RULES",
     "SelectionState",
     "activate",
+    "active",
     "active_by_index",
     "deactivate",
     "fill_choice",
@@ -60,11 +61,11 @@ structref.define_proxy(
     SelectionState,
     SelectionStateType,
     [
-        "rule", "order", "trust", "quantum_s", "act", "act_pos", "n_act", "active_gpus",
-        "released", "length_sum", "quantum", "quantum_end", "mark",
+        "rule", "order", "trust", "quantum_s", "act", "act_pos", "n_act", "n_slot",
+        "active_gpus", "released", "length_sum", "quantum", "quantum_end", "mark",
         "shadow", "n_shadow", "widths", "width_of", "counts",
         "ranked", "wkey", "wjob", "n_w", "pend", "n_pend", "rkey", "rjob", "n_r", "inr",
-        "merged", "tie", "mode", "wmode", "rmode",
+        "merged", "tie", "mode", "wmode", "rmode", "gen", "wgen", "n_stale",
     ],
 )  # fmt: skip
 
@@ -88,12 +89,12 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
     n_shadow = n if mw else 1
     return SelectionState(
         rule, order, trust, quantum_s, np.empty(n, np.int64), np.full(n, -1, np.int64), 0, 0,
-        0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
+        0, 0, 0.0, -1, -np.inf, np.zeros(n, np.bool_),
         np.empty(n_shadow, np.int64), 0, widths,
         np.searchsorted(widths, s.gpus).astype(np.int64), np.zeros(widths.shape[0], np.int64),
         ranked, np.empty(m), np.empty(m, np.int64), 0, np.empty(m, np.int64), 0,
         np.empty(r), np.empty(r, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
-        np.empty(m, np.int64), mode, mode, mode,
+        np.empty(m, np.int64), mode, mode, mode, np.zeros(m, np.int64), np.empty(m, np.int64), 0,
     )  # fmt: skip
 
 
@@ -101,8 +102,7 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
 def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     activate(policy, sim, job)
     if policy.ranked:
-        policy.pend[policy.n_pend] = job
-        policy.n_pend += 1
+        rk.pending(policy, job)
         # Ties: PRR's to the earlier arrival, the others' to the lower index.
         policy.tie[job] = policy.released if policy.rule == _PRR else job
     if policy.rule == _MAXWEIGHT:
@@ -120,24 +120,39 @@ def _finish(policy: Any, sim: Any, job: int) -> None:
 
 @njit(cache=True)
 def activate(p: Any, s: Any, job: int) -> None:
-    """``job`` joins the active jobs of ``p`` (a state with ``act``, ``act_pos``, ``n_act``
-    and ``active_gpus``), at the end: they stay in arrival order."""
-    p.act[p.n_act] = job
-    p.act_pos[job] = p.n_act
+    """``job`` joins the active jobs of ``p`` (a state with ``act``, ``act_pos``, ``n_act``,
+    ``n_slot`` and ``active_gpus``), at the end: they stay in arrival order."""
+    p.act[p.n_slot] = job
+    p.act_pos[job] = p.n_slot
+    p.n_slot += 1
     p.n_act += 1
     p.active_gpus += s.gpus[job]
 
 
 @njit(cache=True)
 def deactivate(p: Any, s: Any, job: int) -> None:
-    """``job`` leaves the active jobs (the rest keep their order: PRR's ties, and usually
-    already index order)."""
-    for i in range(p.act_pos[job], p.n_act - 1):
-        p.act[i] = p.act[i + 1]
-        p.act_pos[p.act[i]] = i
+    """``job`` leaves the active jobs. Its slot is left as a hole until :func:`active` reads
+    them: the rules that keep a ranking never do, and a burst's thousands of active jobs
+    would be shifted at every completion."""
     p.act_pos[job] = -1
     p.n_act -= 1
     p.active_gpus -= s.gpus[job]
+
+
+@njit(cache=True)
+def active(p: Any) -> Any:
+    """The active jobs of ``p`` in arrival order (the holes the finished ones left closed,
+    so the rest keep their order: PRR's ties, and usually already index order)."""
+    if p.n_slot != p.n_act:
+        k = 0
+        for i in range(p.n_slot):
+            j = p.act[i]
+            if p.act_pos[j] != -1:
+                p.act[k] = j
+                p.act_pos[j] = k
+                k += 1
+        p.n_slot = k
+    return p.act[: p.n_act]
 
 
 @implement(loop.advance, SelectionStateType)
@@ -161,7 +176,7 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     if p.ranked:
         return _ranked_select_and_serve(p, s, now)
     fits = p.active_gpus <= s.total_gpus
-    jobs = p.act[: p.n_act] if p.order == _ARRIVAL else active_by_index(p)
+    jobs = active(p) if p.order == _ARRIVAL else active_by_index(p)
     if fits:
         # Every released job fits: only the waiting ones need an order.
         jobs = jobs[s.status[jobs] == WAITING]
@@ -271,7 +286,7 @@ def _by_bucket(jobs: Any, bucket: Any, n_buckets: int) -> Any:
 @njit(cache=True)
 def active_by_index(p: Any) -> Any:
     """The active jobs of ``p`` in index order (usually already: arrival order)."""
-    jobs = p.act[: p.n_act]
+    jobs = active(p)
     for i in range(1, p.n_act):
         if jobs[i] < jobs[i - 1]:
             return np.sort(jobs)
@@ -383,9 +398,10 @@ def server_filling(ranked: Any, gpus: Any, total_gpus: int, mark: Any, cap: int)
 def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
     # _select_and_serve for the rules ranking by remaining time or area, from the sorted
     # waiting jobs and the running ones re-ranked (_MultiserverPolicy.select).
-    rk.sync_waiting(p, s, now, p.wmode != p.mode)
-    p.wmode = p.mode
     fits = p.active_gpus <= s.total_gpus
+    # Every waiting job is read when all fit: the started ones are dropped first.
+    rk.sync_waiting(p, s, now, p.wmode != p.mode, fits)
+    p.wmode = p.mode
     # The choice is a new array or the sorted waiting jobs themselves, which serve() reads
     # and nothing changes before the next decision.
     if fits:
@@ -396,16 +412,16 @@ def _ranked_select_and_serve(p: Any, s: Any, now: float) -> float:
         upto = min(p.n_w, max(32, 2 * s.total_free))
         greedy = p.rule == _GREEDY
         while True:
-            ranked = rk.merge(p, upto)
+            ranked = rk.merge(p, s, upto)
             chosen = _first_fit(s, ranked, False) if p.rule == _PRR else _fit(p, s, ranked, False)
             if upto == p.n_w or rk.decided(s, ranked, chosen, greedy):
                 break
             upto = min(p.n_w, 2 * upto)
-    first = s.n_pre
+    first, started = s.n_pre, s.n_starts
     serve(p, s, chosen, fits)
+    p.n_stale += s.n_starts - started  # each left its entry among the waiting jobs
     for i in range(first, s.n_pre):
-        p.pend[p.n_pend] = s.preempts[i]
-        p.n_pend += 1
+        rk.pending(p, s.preempts[i])
     if p.rule == _PRR and not fits and chosen.shape[0] < p.n_act:
         return p.quantum_end  # another quantum matters while a job is left out
     return np.nan

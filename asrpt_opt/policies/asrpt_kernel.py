@@ -49,7 +49,7 @@ structref.define_proxy(
     [
         "lst", "adaptive", "finished_remaining", "watch", "key", "pred", "first", "vdone",
         "vver", "v_t", "v_i", "v_n", "vt", "scale", "x_t", "x_i", "x_n", "x_seq", "started",
-        "fill", "act", "act_pos", "n_act", "active_gpus", "mark",
+        "fill", "act", "act_pos", "n_act", "n_slot", "active_gpus", "mark",
     ],
 )  # fmt: skip
 
@@ -70,7 +70,7 @@ def new_state(s: Any, adaptive: int, finished_remaining: bool, guide: int, backf
         np.empty((max(16, n), 2), np.int64), 0, 0.0, 1.0 / float(s.total_gpus), np.empty(16),
         np.empty((16, 2), np.int64), 0, np.zeros(n, np.int64), np.zeros(n, np.bool_),
         fill, np.empty(n if fill else 1, np.int64), np.full(n if fill else 1, -1, np.int64), 0,
-        0, np.zeros(n if fill else 1, np.bool_),
+        0, 0, np.zeros(n if fill else 1, np.bool_),
     )  # fmt: skip
 
 
