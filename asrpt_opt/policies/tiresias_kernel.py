@@ -3,10 +3,12 @@
 :class:`~asrpt_opt.policies.tiresias.TiresiasGittins`), for
 :mod:`asrpt_opt.sim.compiled.loop`.
 
-The same queues, the same updates of whole attained seconds, the same walks, orders and
-queue jumps, step for step; the starts are consolidated on the GPUs free once the
-preemptions are applied (``TiresiasDLAS._allocate``). The job-size sample behind the Gittins
-index is :mod:`asrpt_opt.policies._gittins_sample_kernel`'s.
+The same queues, updates of whole attained seconds, walks, orders and queue jumps, with the
+same results; the starts are consolidated on the GPUs free once the preemptions are applied
+(``TiresiasDLAS._allocate``). A decision touches the running jobs and the part of each queue
+the walk reads, not every runnable job: under bursts thousands wait behind the running ones.
+The job-size sample behind the Gittins index is
+:mod:`asrpt_opt.policies._gittins_sample_kernel`'s.
 
 References
 ----------
@@ -110,10 +112,15 @@ def _decide_and_place(policy: Any, sim: Any, now: float) -> float:
 # --------------------------------------------------------------------------- policy state
 @njit(cache=True)
 def _new_queues(n: int, limits: Any, release: Any) -> Any:
-    """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, runnable jobs,
+    """The policy's state for ``n`` jobs: ``(limits, queues, queue lengths, running jobs,
     counts, queue of each job, executed whole seconds, last check, running flags, whole
-    releases, marks)``. ``counts`` holds the number of runnable jobs and 1 once the run
-    needs integers past the core's (:data:`_SAFE`)."""
+    releases, marks, position among the running jobs, arrival rank, scratch, position in
+    its queue, jobs in each queue)``. ``counts`` holds the number of running jobs, 1 once
+    the run needs integers past the core's (:data:`_SAFE`), the arrivals so far and the
+    decisions so far (a job is marked to run at a decision when its mark is that decision's
+    number). A job that leaves its queue leaves a hole (-1) there, skipped, until the holes
+    are as many as the jobs: a queue holds thousands of waiting jobs behind the running
+    ones, which would move up at every completion."""
     n_queues = limits.shape[0] + 1
     queues = np.empty((n_queues, max(n, 1)), np.int64)
     whole_release = np.empty(n, np.int64)
@@ -124,53 +131,119 @@ def _new_queues(n: int, limits: Any, release: Any) -> Any:
         queues,
         np.zeros(n_queues, np.int64),
         np.empty(max(n, 1), np.int64),
-        np.zeros(2, np.int64),
+        np.zeros(4, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n, np.int64),
         np.zeros(n),
         np.zeros(n, np.bool_),
         whole_release,
-        np.zeros(n, np.bool_),
+        np.full(n, -1, np.int64),
+        np.full(n, -1, np.int64),
+        np.zeros(n, np.int64),
+        np.empty(max(n, 1), np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n_queues, np.int64),
     )
 
 
 @njit(cache=True)
 def arrive(state: Any, j: int, now: float) -> None:
-    """``on_arrival``: the job joins the runnable jobs and the end of queue 0."""
-    _, queues, qlen, runnable, counts, _, _, last_check, _, _, _ = state
-    runnable[counts[0]] = j
-    counts[0] += 1
-    queues[0, qlen[0]] = j
-    qlen[0] += 1
-    last_check[j] = now
+    """``on_arrival``: the job joins the end of queue 0."""
+    counts, arrived = state[4], state[12]
+    _append(state, j, 0)
+    arrived[j] = counts[2]
+    counts[2] += 1
 
 
 @njit(cache=True)
 def leave(state: Any, j: int, sample: Any, learn: bool, gpus: Any) -> None:
     """``on_completion``: learn the job's size (when learning online) and forget the job."""
-    _, queues, qlen, runnable, counts, queue_of, executed, _, running, _, _ = state
+    counts, executed, running = state[4], state[6], state[8]
     if learn:
         size = max(1, executed[j] * gpus[j])
         if sample_total(sample) >= _SAFE - size:
             counts[1] = 1  # the sum of the sizes would pass 64-bit integers
         else:
             sample_add(sample, size)
-    _remove(runnable, counts[0], j)
+    _drop(state, j)
+    if running[j]:
+        _stop_running(state, j)
+
+
+@njit(cache=True)
+def _append(state: Any, j: int, q: int) -> None:
+    # ``j`` joins the end of queue ``q``.
+    queues, qlen, queue_of, qpos, qlive = state[1], state[2], state[5], state[14], state[15]
+    if qlen[q] == queues.shape[1]:
+        _compact(state, q)
+    queues[q, qlen[q]] = j
+    qpos[j] = qlen[q]
+    qlen[q] += 1
+    qlive[q] += 1
+    queue_of[j] = q
+
+
+@njit(cache=True)
+def _drop(state: Any, j: int) -> None:
+    # ``j`` leaves its queue, the others keep their order: a hole, and the holes dropped
+    # once they are as many as the jobs.
+    queues, qlen, q, qlive = state[1], state[2], state[5][j], state[15]
+    queues[q, state[14][j]] = -1
+    qlive[q] -= 1
+    if qlen[q] > 2 * qlive[q] + 64:
+        _compact(state, q)
+
+
+@njit(cache=True)
+def _compact(state: Any, q: int) -> None:
+    # Queue ``q`` without its holes.
+    queue, qlen, qpos = state[1][q], state[2], state[14]
+    k = 0
+    for i in range(qlen[q]):
+        j = queue[i]
+        if j >= 0:
+            queue[k] = j
+            qpos[j] = k
+            k += 1
+    qlen[q] = k
+
+
+@njit(cache=True)
+def _start_running(state: Any, j: int, now: float) -> None:
+    # ``j`` joins the running jobs (in no particular order: each use sorts or takes a
+    # minimum); a job's seconds count from the check at which it starts.
+    run, counts, last_check, running, run_pos = (
+        state[3], state[4], state[7], state[8], state[11]
+    )  # fmt: skip
+    run[counts[0]] = j
+    run_pos[j] = counts[0]
+    counts[0] += 1
+    running[j] = True
+    last_check[j] = now
+
+
+@njit(cache=True)
+def _stop_running(state: Any, j: int) -> None:
+    run, counts, running, run_pos = state[3], state[4], state[8], state[11]
+    k = run_pos[j]
+    moved = run[counts[0] - 1]
+    run[k] = moved
+    run_pos[moved] = k
+    run_pos[j] = -1
     counts[0] -= 1
-    q = queue_of[j]
-    _remove(queues[q], qlen[q], j)
-    qlen[q] -= 1
     running[j] = False
 
 
 @njit(cache=True)
-def _remove(items: Any, size: int, j: int) -> None:
-    # list.remove: the first occurrence, the rest moved up.
-    k = 0
-    while items[k] != j:
-        k += 1
-    for m in range(k, size - 1):
-        items[m] = items[m + 1]
+def _by_arrival(jobs: Any, m: int, arrived: Any) -> None:
+    # ``jobs[:m]`` (a few) in arrival order, as the reference iterates its runnable jobs.
+    for i in range(1, m):
+        j = jobs[i]
+        k = i - 1
+        while k >= 0 and arrived[jobs[k]] > arrived[j]:
+            jobs[k + 1] = jobs[k]
+            k -= 1
+        jobs[k + 1] = j
 
 
 @njit(cache=True)
@@ -186,91 +259,147 @@ def decide(
 ) -> Any:
     """``TiresiasDLAS.decide`` up to the allocation: returns ``(starts, preemptions, wake)``
     with the jobs to start (in queue order) in ``starts`` and those to preempt (in arrival
-    order) in ``preempts``; ``wake`` is NaN for none."""
-    limits, queues, qlen, runnable, counts, queue_of, executed, last_check, running, rel, mark = (
-        state
-    )
-    if counts[1]:
+    order) in ``preempts``; ``wake`` is NaN for none.
+
+    The reference updates, walks and re-orders every runnable job at every decision; the
+    same steps here touch the running jobs and each queue's part the walk read: only running
+    jobs gain seconds, the walk stops once no GPU is free, and a queue changes order only
+    between its first job left out and its last job chosen.
+    """
+    counts = state[4]
+    if counts[1] or not _update(state, now, gpus, preempts):
         return 0, 0, np.nan
-    n_queues = qlen.shape[0]
-    last_queue = n_queues - 1
-    n_run = counts[0]
-    # _update: whole seconds attained, at most one demotion per job.
-    for r in range(n_run):
-        j = runnable[r]
-        if running[j]:
-            since = now - last_check[j]
-            # In floating point (a multiplication, no division), a factor 2 short of int64.
-            if (executed[j] + since) * gpus[j] >= _SAFE_FLOAT:
-                counts[1] = 1  # attained GPU-seconds past 64-bit integers: stop here
-                return 0, 0, np.nan
-            executed[j] += int(since)
-            q = queue_of[j]
-            if q < last_queue and executed[j] * gpus[j] >= limits[q]:
-                _remove(queues[q], qlen[q], j)
-                qlen[q] -= 1
-                queues[q + 1, qlen[q + 1]] = j
-                qlen[q + 1] += 1
-                queue_of[j] = q + 1
-        last_check[j] = now
-    # Walk the queues from the top, each in its order, running every job that fits.
-    free_count = total_gpus
-    for q in range(n_queues):
-        if gittins and sample_count(sample) > 0 and qlen[q] >= 2:
-            _gittins_order(queues[q], qlen[q], sample, executed, gpus, rel)
-        for k in range(qlen[q]):
-            j = queues[q, k]
-            if free_count >= gpus[j]:
-                mark[j] = True
-                free_count -= gpus[j]
+    counts[3] += 1
+    n_starts = _walk(state, sample, gittins, gpus, total_gpus, starts)
+    run, mark, arrived = state[3], state[10], state[12]
     n_pre = 0
-    for r in range(n_run):
-        j = runnable[r]
-        if running[j] and not mark[j]:
-            preempts[n_pre] = j
+    for r in range(counts[0]):
+        if mark[run[r]] != counts[3]:
+            preempts[n_pre] = run[r]
             n_pre += 1
+    _by_arrival(preempts, n_pre, arrived)
+    for v in range(n_pre):
+        _stop_running(state, preempts[v])
+    for a in range(n_starts):
+        _start_running(state, starts[a], now)
+    return n_starts, n_pre, _next_jump(state, now, gpus)
+
+
+@njit(cache=True)
+def _update(state: Any, now: float, gpus: Any, demoted: Any) -> bool:
+    # _update: whole seconds attained by the running jobs, at most one demotion per job, to
+    # the end of the next queue in arrival order (``demoted``: scratch). False: the run
+    # needs integers past 64 bits.
+    limits, qlen, run, counts, queue_of, executed, last_check = (
+        state[0], state[2], state[3], state[4], state[5], state[6], state[7]
+    )  # fmt: skip
+    last_queue = qlen.shape[0] - 1
+    n_d = 0
+    for r in range(counts[0]):
+        j = run[r]
+        since = now - last_check[j]
+        # In floating point (a multiplication, no division), a factor 2 short of int64.
+        if (executed[j] + since) * gpus[j] >= _SAFE_FLOAT:
+            counts[1] = 1  # attained GPU-seconds past 64-bit integers: stop here
+            return False
+        executed[j] += int(since)
+        last_check[j] = now
+        q = queue_of[j]
+        if q < last_queue and executed[j] * gpus[j] >= limits[q]:
+            demoted[n_d] = j
+            n_d += 1
+    _by_arrival(demoted, n_d, state[12])
+    for i in range(n_d):
+        j = demoted[i]
+        q = queue_of[j]
+        _drop(state, j)
+        _append(state, j, q + 1)
+    return True
+
+
+@njit(cache=True)
+def _walk(state: Any, sample: Any, gittins: bool, gpus: Any, total_gpus: int, starts: Any) -> int:
+    # Walk the queues from the top, each in its order (Gittins' first), marking every job
+    # that fits; the chosen waiting jobs are the starts, in walk order. Then the jobs left
+    # out move behind the chosen ones in each queue, in order.
+    queues, qlen, executed, running, rel, mark = (
+        state[1], state[2], state[6], state[8], state[9], state[10]
+    )  # fmt: skip
+    decision = state[4][3]
+    free_count = total_gpus
     n_starts = 0
-    for q in range(n_queues):
+    for q in range(qlen.shape[0]):
+        if gittins and sample_count(sample) > 0 and state[15][q] >= 2:
+            _compact(state, q)
+            _gittins_order(queues[q], qlen[q], sample, executed, gpus, rel)
+            _place(queues[q], 0, qlen[q], state[14])
+        if free_count == 0:
+            continue  # no job fits any more: the rest of the walk chooses nothing
+        first_out, last_in = -1, -1
         for k in range(qlen[q]):
             j = queues[q, k]
-            if mark[j]:
-                mark[j] = False
+            if j < 0:
+                continue
+            if free_count >= gpus[j]:
+                mark[j] = decision
+                free_count -= gpus[j]
+                last_in = k
                 if not running[j]:
                     starts[n_starts] = j
                     n_starts += 1
-    for v in range(n_pre):
-        running[preempts[v]] = False
-    for a in range(n_starts):
-        running[starts[a]] = True
-    # Waiting jobs move behind the running ones, keeping their order.
-    for q in range(n_queues):
-        m = qlen[q]
-        waiting = np.empty(m, np.int64)
-        n_wait = 0
-        k = 0
-        for i in range(m):
-            j = queues[q, i]
-            if running[j]:
-                queues[q, k] = j
-                k += 1
-            else:
-                waiting[n_wait] = j
-                n_wait += 1
-        queues[q, k:m] = waiting[:n_wait]
-    # _next_jump: the earliest queue jump, if after now.
+                if free_count == 0:
+                    break
+            elif first_out < 0:
+                first_out = k
+        if 0 <= first_out < last_in:
+            _partition(queues[q], first_out, last_in + 1, mark, decision, state[13])
+            _place(queues[q], first_out, last_in + 1, state[14])
+    return n_starts
+
+
+@njit(cache=True)
+def _partition(queue: Any, lo: int, hi: int, mark: Any, decision: int, scratch: Any) -> None:
+    # queue[lo:hi], the chosen jobs first and then the others (and holes), each in order.
+    k, n_out = lo, 0
+    for i in range(lo, hi):
+        j = queue[i]
+        if j >= 0 and mark[j] == decision:
+            queue[k] = j
+            k += 1
+        else:
+            scratch[n_out] = j
+            n_out += 1
+    queue[k:hi] = scratch[:n_out]
+
+
+@njit(cache=True)
+def _place(queue: Any, lo: int, hi: int, qpos: Any) -> None:
+    # The positions of the jobs in queue[lo:hi], after they moved.
+    for i in range(lo, hi):
+        if queue[i] >= 0:
+            qpos[queue[i]] = i
+
+
+@njit(cache=True)
+def _next_jump(state: Any, now: float, gpus: Any) -> float:
+    # _next_jump: the earliest queue jump of a running job, if after now (NaN: none).
+    limits, qlen, run, counts, queue_of, executed = (
+        state[0], state[2], state[3], state[4], state[5], state[6]
+    )  # fmt: skip
+    last_queue = qlen.shape[0] - 1
     wake = np.inf
     found = False
-    for r in range(n_run):
-        j = runnable[r]
+    for r in range(counts[0]):
+        j = run[r]
         q = queue_of[j]
-        if running[j] and q < last_queue:
+        if q < last_queue:
             jump = now + float((limits[q] - executed[j]) // gpus[j])
             if not found or jump < wake:
                 wake = jump
                 found = True
     if not found or not wake > now:
         wake = np.nan
-    return n_starts, n_pre, wake
+    return wake
 
 
 @njit(cache=True)
