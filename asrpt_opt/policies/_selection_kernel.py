@@ -66,6 +66,7 @@ structref.define_proxy(
         "shadow", "n_shadow", "widths", "width_of", "counts",
         "ranked", "wkey", "wjob", "n_w", "pend", "n_pend", "rkey", "rjob", "n_r", "inr",
         "merged", "tie", "mode", "wmode", "rmode", "gen", "wgen", "n_stale",
+        "last_rank", "n_sorted",
     ],
 )  # fmt: skip
 
@@ -95,6 +96,7 @@ def new_state(s: Any, rule: int, order: int, trust: float, quantum_s: float) -> 
         ranked, np.empty(m), np.empty(m, np.int64), 0, np.empty(m, np.int64), 0,
         np.empty(r), np.empty(r, np.int64), 0, np.zeros(m, np.bool_), np.empty(m, np.int64),
         np.empty(m, np.int64), mode, mode, mode, np.zeros(m, np.int64), np.empty(m, np.int64), 0,
+        np.full(widths.shape[0], -1, np.int64), -1,
     )  # fmt: skip
 
 
@@ -108,6 +110,7 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     if policy.rule == _MAXWEIGHT:
         policy.shadow[policy.n_shadow] = job
         policy.n_shadow += 1
+        policy.counts[policy.width_of[job]] += 1
     if policy.rule == _PRR:
         policy.released += 1
         policy.length_sum += sim.predicted[job] / sim.best_rate[job]
@@ -116,6 +119,8 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
 @implement(loop.finish, SelectionStateType)
 def _finish(policy: Any, sim: Any, job: int) -> None:
     deactivate(policy, sim, job)
+    if policy.rule == _MAXWEIGHT:
+        policy.counts[policy.width_of[job]] -= 1
 
 
 @njit(cache=True)
@@ -176,14 +181,14 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     if p.ranked:
         return _ranked_select_and_serve(p, s, now)
     fits = p.active_gpus <= s.total_gpus
+    if p.rule == _MAXWEIGHT and not fits:
+        serve(p, s, _max_weight(p, s), fits)  # from its own lists, not the ranking
+        return np.nan
     jobs = active(p) if p.order == _ARRIVAL else active_by_index(p)
     if fits:
         # Every released job fits: only the waiting ones need an order.
         jobs = jobs[s.status[jobs] == WAITING]
-    done = np.empty(jobs.shape[0])
-    for i in range(jobs.shape[0]):
-        done[i] = attained(s, jobs[i], now)
-    serve(p, s, _fit(p, s, _rank(p, s, jobs, done), fits), fits)
+    serve(p, s, _fit(p, s, _rank(p, s, jobs, now), fits), fits)
     return np.nan
 
 
@@ -202,11 +207,14 @@ def _next_quantum(p: Any, s: Any, now: float) -> None:
 
 
 @njit(cache=True)
-def _rank(p: Any, s: Any, jobs: Any, done: Any) -> Any:
+def _rank(p: Any, s: Any, jobs: Any, now: float) -> Any:
     # The multiserver-job policies' ranking: arrival order as it is, or by predicted
     # remaining time or area (a stable sort of jobs in index order: ties to the lower index).
     if p.order == _ARRIVAL:
         return jobs
+    done = np.empty(jobs.shape[0])
+    for i in range(jobs.shape[0]):
+        done[i] = attained(s, jobs[i], now)
     left = (s.predicted[jobs] - done) / s.best_rate[jobs]
     if p.order == _AREA:
         left = left * s.gpus[jobs]
@@ -220,42 +228,80 @@ def _fit(p: Any, s: Any, ranked: Any, fits: bool) -> Any:
         return fill_choice(p, s, ranked, fits, s.total_gpus)
     if fits:
         return ranked
-    if p.rule == _MAXWEIGHT:
-        return _max_weight(p, s, ranked)
     return _first_fit(s, ranked, p.rule == _GREEDY)
 
 
 @njit(cache=True)
-def _max_weight(p: Any, s: Any, ranked: Any) -> Any:
-    # MaxWeight.select: the heaviest class alone if it fills the GPUs, else first fit on the
-    # persistent list stably re-sorted by class weight.
+def _max_weight(p: Any, s: Any) -> Any:
+    # MaxWeight.select when not every active job fits: the heaviest class alone if it fills
+    # the GPUs, else first fit on the persistent list stably re-sorted by class weight. The
+    # class counts follow arrivals and completions; the list is re-sorted only when the
+    # classes' order changed or jobs joined it (else it is sorted already), and the jobs
+    # that left it are skipped until they are as many as those in it.
     total = s.total_gpus
-    p.counts[:] = 0
-    for j in ranked:
-        p.counts[p.width_of[j]] += 1
     best, heaviest = -1, -1
     for k in range(p.widths.shape[0]):  # ascending widths: ties to the widest
         if p.counts[k] > 0 and p.counts[k] * total // p.widths[k] >= heaviest:
             best, heaviest = k, p.counts[k] * total // p.widths[k]
     if p.widths[best] * p.counts[best] >= total:
-        return ranked[s.gpus[ranked] == p.widths[best]][: total // p.widths[best]]
-    m = 0
-    for i in range(p.n_shadow):
-        j = p.shadow[i]
-        if s.status[j] == WAITING or s.status[j] == RUNNING:
-            p.shadow[m] = j
-            m += 1
-    p.n_shadow = m
+        return _oldest_of_class(p, best, total // p.widths[best])
     weight = np.empty(p.widths.shape[0], np.int64)
     for k in range(weight.shape[0]):
         weight[k] = -(p.counts[k] * total // p.widths[k])
-    p.shadow[:m] = _by_class_weight(p.shadow[:m], p.width_of, weight)
-    return _first_fit(s, p.shadow[:m], False)
+    rank = _dense_rank(weight)
+    unchanged = p.n_sorted == p.n_shadow and np.array_equal(rank, p.last_rank)
+    if not unchanged or p.n_shadow > 2 * p.n_act + 64:
+        m = 0
+        for i in range(p.n_shadow):
+            j = p.shadow[i]
+            if s.status[j] == WAITING or s.status[j] == RUNNING:
+                p.shadow[m] = j
+                m += 1
+        p.n_shadow = m
+        if not unchanged:
+            p.shadow[:m] = _by_bucket(p.shadow[:m], rank[p.width_of[p.shadow[:m]]], rank.max() + 1)
+            p.last_rank[:] = rank
+        p.n_sorted = m
+    return _shadow_first_fit(p, s)
 
 
 @njit(cache=True)
-def _by_class_weight(jobs: Any, class_of: Any, weight: Any) -> Any:
-    # ``jobs`` stably sorted by their class's ``weight``, over the few distinct weights.
+def _oldest_of_class(p: Any, k: int, need: int) -> Any:
+    # The first ``need`` active jobs of class ``k`` in arrival order.
+    out = np.empty(need, np.int64)
+    m = 0
+    for i in range(p.n_slot):
+        j = p.act[i]
+        if p.act_pos[j] == i and p.width_of[j] == k:
+            out[m] = j
+            m += 1
+            if m == need:
+                break
+    return out[:m]
+
+
+@njit(cache=True)
+def _shadow_first_fit(p: Any, s: Any) -> Any:
+    # _first_fit on the persistent list's active jobs.
+    chosen = np.empty(min(p.n_act, s.total_gpus), np.int64)
+    n_chosen = 0
+    used = 0
+    for i in range(p.n_shadow):
+        if used == s.total_gpus:
+            break  # nothing fits any more
+        j = p.shadow[i]
+        if s.status[j] != WAITING and s.status[j] != RUNNING:
+            continue
+        if used + s.gpus[j] <= s.total_gpus:
+            chosen[n_chosen] = j
+            n_chosen += 1
+            used += s.gpus[j]
+    return chosen[:n_chosen]
+
+
+@njit(cache=True)
+def _dense_rank(weight: Any) -> Any:
+    # Each class's rank by ``weight``, equal weights sharing one (0: the lowest).
     classes = np.argsort(weight, kind="mergesort")
     rank = np.empty(weight.shape[0], np.int64)
     r = -1
@@ -263,7 +309,7 @@ def _by_class_weight(jobs: Any, class_of: Any, weight: Any) -> Any:
         if t == 0 or weight[classes[t]] != weight[classes[t - 1]]:
             r += 1
         rank[classes[t]] = r
-    return _by_bucket(jobs, rank[class_of[jobs]], r + 1)
+    return rank
 
 
 @njit(cache=True)
@@ -310,6 +356,8 @@ def _first_fit(s: Any, ranked: Any, greedy: bool) -> Any:
     n_chosen = 0
     used = 0
     for j in ranked:
+        if used == s.total_gpus:
+            break  # nothing fits any more
         if used + s.gpus[j] <= s.total_gpus:
             chosen[n_chosen] = j
             n_chosen += 1
