@@ -267,7 +267,10 @@ def _max_weight(p: Any, s: Any) -> Any:
 
 @njit(cache=True)
 def _oldest_of_class(p: Any, k: int, need: int) -> Any:
-    # The first ``need`` active jobs of class ``k`` in arrival order.
+    # The first ``need`` active jobs of class ``k`` in arrival order (past the holes the
+    # finished jobs left, closed once they outnumber the active jobs).
+    if p.n_slot > 2 * p.n_act + 64:
+        active(p)
     out = np.empty(need, np.int64)
     m = 0
     for i in range(p.n_slot):
