@@ -270,10 +270,10 @@ def decide(
     if counts[1] or not _update(state, now, gpus, preempts):
         return 0, 0, np.nan
     counts[3] += 1
-    n_starts = _walk(state, sample, gittins, gpus, total_gpus, starts)
+    n_starts, n_kept = _walk(state, sample, gittins, gpus, total_gpus, starts)
     run, mark, arrived = state[3], state[10], state[12]
     n_pre = 0
-    for r in range(counts[0]):
+    for r in range(counts[0] if n_kept < counts[0] else 0):  # no running job left out: none
         if mark[run[r]] != counts[3]:
             preempts[n_pre] = run[r]
             n_pre += 1
@@ -318,16 +318,17 @@ def _update(state: Any, now: float, gpus: Any, demoted: Any) -> bool:
 
 
 @njit(cache=True)
-def _walk(state: Any, sample: Any, gittins: bool, gpus: Any, total_gpus: int, starts: Any) -> int:
+def _walk(state: Any, sample: Any, gittins: bool, gpus: Any, total_gpus: int, starts: Any) -> Any:
     # Walk the queues from the top, each in its order (Gittins' first), marking every job
     # that fits; the chosen waiting jobs are the starts, in walk order. Then the jobs left
-    # out move behind the chosen ones in each queue, in order.
+    # out move behind the chosen ones in each queue, in order. Returns the number of starts
+    # and of running jobs chosen.
     queues, qlen, executed, running, rel, mark = (
         state[1], state[2], state[6], state[8], state[9], state[10]
     )  # fmt: skip
     decision = state[4][3]
     free_count = total_gpus
-    n_starts = 0
+    n_starts, n_kept = 0, 0
     for q in range(qlen.shape[0]):
         if gittins and sample_count(sample) > 0 and state[15][q] >= 2:
             _compact(state, q)
@@ -344,7 +345,9 @@ def _walk(state: Any, sample: Any, gittins: bool, gpus: Any, total_gpus: int, st
                 mark[j] = decision
                 free_count -= gpus[j]
                 last_in = k
-                if not running[j]:
+                if running[j]:
+                    n_kept += 1
+                else:
                     starts[n_starts] = j
                     n_starts += 1
                 if free_count == 0:
@@ -354,7 +357,7 @@ def _walk(state: Any, sample: Any, gittins: bool, gpus: Any, total_gpus: int, st
         if 0 <= first_out < last_in:
             _partition(queues[q], first_out, last_in + 1, mark, decision, state[13])
             _place(queues[q], first_out, last_in + 1, state[14])
-    return n_starts
+    return n_starts, n_kept
 
 
 @njit(cache=True)
