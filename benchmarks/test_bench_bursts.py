@@ -13,6 +13,10 @@ limit under bursts") is 3x; README records where each policy stands.
 The cost per job against the burst size: 20,000 jobs in bursts of 250, 1,000 and 4,000 (one
 a minute), each simulated in process, best of three; the growth is the largest burst's cost
 per job over the smallest's, measured in the same run (the goal: no growth).
+
+The compiled loop alone on both inputs (``-k compiled_loop``): each policy's kernel through
+:func:`~asrpt_opt.sim.compiled.run_columns` in process, best of two, against FIFO's in the
+same run, without the records, validation and output around it.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ import numpy as np
 import pytest
 
 from asrpt_opt.model import Cluster, Instance, Job
+from asrpt_opt.model.columns import JobColumns
 from asrpt_opt.model.io import dump_instance
 from asrpt_opt.policies import simulate
 from asrpt_opt.policies.registry import POLICIES, make_policy
-from asrpt_opt.sim.compiled import warm_up
+from asrpt_opt.sim.compiled import run_columns, warm_up
 from benchmarks.test_bench_lean import LEAN, _timed
 
 #: (bursts, jobs per burst) of each input.
@@ -128,3 +133,52 @@ def test_cost_per_job_against_the_burst_size(benchmark, policy):
     benchmark.extra_info.update(us_per_job={k: v * 1e6 for k, v in per_job.items()}, growth=growth)
     costs = ", ".join(f"{per_job[k] * 1e6:.0f}" for k in BURST_SIZES)
     print(f"\n{policy}: {costs} us a job in bursts of {BURST_SIZES}: x{growth:.2f}", end="")
+
+
+@cache
+def _columns(name: str) -> JobColumns:
+    instance = pai_bursts(*INPUTS[name])
+    jobs = instance.jobs
+    return JobColumns(
+        name=name,
+        cluster=instance.cluster,
+        release_s=[job.release_s for job in jobs],
+        gpus=[job.gpus for job in jobs],
+        duration_s=[job.duration_s for job in jobs],
+    )
+
+
+def _loop_seconds(name: str, policy: str, rounds: int = 2) -> float:
+    kernel = make_policy(policy).kernel()
+    assert kernel is not None, policy
+    warm_up(make_policy(policy))
+    columns = _columns(name)
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        out = run_columns(columns, kernel, policy=policy)
+        best = min(best, time.perf_counter() - t0)
+        assert np.isfinite(out.completion_s).all()  # every job completed
+    return best
+
+
+@cache
+def _fifo_loop(name: str) -> float:
+    return _loop_seconds(name, "fifo")
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_compiled_loop_on_bursts(benchmark, name, policy):
+    result: dict[str, float] = {}
+
+    def run() -> None:
+        result["s"] = _loop_seconds(name, policy)
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    seconds, fifo_s = result["s"], _fifo_loop(name)
+    benchmark.extra_info.update(seconds=seconds, fifo_s=fifo_s, ratio=seconds / fifo_s)
+    print(
+        f"\n{name} {policy}: compiled loop {seconds:.2f} s, {seconds / fifo_s:.1f}x FIFO's", end=""
+    )
+    print(f" ({fifo_s:.2f} s)")
