@@ -8,6 +8,10 @@ cached machine code stale. :class:`PackageLocator` wraps the locator numba would
 module of the package that compiles with :func:`njit`, so any edit to any of them
 invalidates every cached kernel, and an unchanged tree keeps its cache.
 
+Loading a cached kernel does not refresh numba's compiler registries (:func:`_load_lean`):
+numba refreshes them before every load, importing some sixty of its modules, although only
+compiling reads them.
+
 The compiled loop is cached once for every policy state type it ran with, so its index can
 name a type from a module that is gone (a kernel written in a script, then deleted or
 renamed). Numba would fail to unpickle that index with an ImportError in every later process;
@@ -27,6 +31,7 @@ from typing import Any
 
 import numba
 from numba.core import caching
+from numba.core.runtime import rtsys
 
 __all__ = ["PACKAGE", "PackageLocator", "kernel_sources", "njit", "source_stamp"]
 
@@ -129,16 +134,22 @@ def _install() -> None:
         global _numba_load_index
         _numba_load_index = index._load_index
         index._load_index = _load_index_or_stale  # type: ignore[method-assign]
+    cache = caching.Cache
+    if cache.load_overload is not _load_lean and hasattr(cache, "_load_overload"):
+        global _numba_load_overload
+        _numba_load_overload = cache.load_overload
+        cache.load_overload = _load_lean  # type: ignore[method-assign]
 
 
 def _skip_blas_probe() -> None:
     """Import numba's array functions without their start-up probe for BLAS.
 
     ``numba.np.arraymath`` imports ``scipy.linalg`` when it is imported, only to record
-    whether a BLAS exists (for one inner-product helper); that import is 0.1-0.2 s of the
-    0.55 s a compiled run spends loading numba's cache, and no kernel here uses BLAS. The
-    probe is answered from whether scipy is installed, without importing it; numba's BLAS
-    functions still import and check ``scipy.linalg`` themselves when first compiled.
+    whether a BLAS exists (for one inner-product helper); that import is 0.1-0.2 s of a
+    compiled run's start (loading a cached kernel imports ``arraymath`` when it rebuilds
+    the environment of a numpy function the kernel inlined), and no kernel here uses BLAS.
+    The probe is answered from whether scipy is installed, without importing it; numba's
+    BLAS functions still import and check ``scipy.linalg`` themselves when first compiled.
     """
     import sys
 
@@ -160,6 +171,31 @@ def _skip_blas_probe() -> None:
 
 def _no_blas_yet() -> None:
     raise ImportError("BLAS is checked when first needed")
+
+
+_numba_load_overload: Callable[..., Any] | None = None
+
+
+def _load_lean(self: Any, sig: Any, target_context: Any) -> Any:
+    """numba's ``Cache.load_overload``, without the registry refresh for the package's kernels.
+
+    numba refreshes its typing and lowering registries before it loads cached machine code:
+    that imports some sixty of its modules and builds their tables, 0.1-0.3 s of a compiled
+    run's start. Only compiling reads those registries, and compiling refreshes them itself
+    (a test compiles a kernel after a lean load). Loaded machine code needs numba's runtime
+    (NRT), which is initialised here. If a kernel cannot be loaded this way, numba's own
+    load runs (with its refresh); a kernel of another package always loads as numba loads it.
+    """
+    assert _numba_load_overload is not None
+    if not isinstance(getattr(self._impl, "locator", None), PackageLocator):
+        return _numba_load_overload(self, sig, target_context)
+    rtsys.initialize(target_context)
+    try:
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+    except Exception as exc:  # numba's own load decides, with its refresh
+        logger.info("lean load of %s failed (%r): numba's own load", self._name, exc)
+    return _numba_load_overload(self, sig, target_context)
 
 
 _numba_load_index: Callable[[Any], Any] | None = None

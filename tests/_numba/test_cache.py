@@ -90,3 +90,38 @@ def test_kernels_load_without_importing_scipy_linalg_and_blas_still_works():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "3.0", "True"]
+
+
+def test_a_cached_kernel_loads_without_numbas_compiler_registries(tmp_path):
+    # Loading the package's cached kernels skips numba's registry refresh (it imports
+    # modules only compiling reads, such as numba.cpython.cmathimpl). Another package's
+    # cached function still loads with numba's refresh, and compiling afterwards works.
+    (tmp_path / "theirs.py").write_text(
+        "import numba\n\n@numba.njit(cache=True)\ndef bump(x):\n    return x + 1\n",
+        encoding="utf-8",
+    )
+    probe = (
+        "import json, sys, numpy as np\n"
+        "def compiler_tables():\n"
+        "    return 'numba.cpython.cmathimpl' in sys.modules\n"
+        "from asrpt_opt.relaxation._kernels import srpt_loop\n"
+        "done = srpt_loop(np.array([0.0, 1.0]), np.array([3.0, 1.0]), np.array([0, 1]))\n"
+        "ours = [sum(srpt_loop.stats.cache_hits.values()), compiler_tables()]\n"
+        "from theirs import bump\n"
+        "theirs = [bump(1), sum(bump.stats.cache_hits.values()), compiler_tables()]\n"
+        "from asrpt_opt._numba import njit\n"
+        "twice = njit(lambda a: np.sort(a) * 2.0)\n"
+        "print(json.dumps([done.tolist(), ours, theirs, twice(np.array([3.0, 1.0])).tolist()]))\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(tmp_path)}
+
+    def run() -> list:
+        out = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=tmp_path
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first, again = run(), run()
+    assert first == [[4.0, 2.0], [0, True], [2, 0, True], [2.0, 6.0]]  # compiled
+    assert again == [[4.0, 2.0], [1, False], [2, 1, True], [2.0, 6.0]]  # loaded
