@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from asrpt_opt._numba.cache import PACKAGE, kernel_sources, source_stamp
 
 PROBE = (
@@ -125,3 +127,25 @@ def test_a_cached_kernel_loads_without_numbas_compiler_registries(tmp_path):
     first, again = run(), run()
     assert first == [[4.0, 2.0], [0, True], [2, 0, True], [2.0, 6.0]]  # compiled
     assert again == [[4.0, 2.0], [1, False], [2, 1, True], [2.0, 6.0]]  # loaded
+
+
+def test_an_index_naming_a_gone_module_reads_as_stale(tmp_path):
+    # A kernel written in a script leaves its state type in the loop's cache index; once the
+    # script is gone, numba would fail to unpickle that index in every later process.
+    import pickle
+
+    import numba
+    from numba.core import caching
+
+    from asrpt_opt._numba import njit
+
+    njit(lambda: 0)  # installs the package's cache hooks
+    index = caching.IndexDataCacheFile(
+        cache_path=str(tmp_path), filename_base="gone", source_stamp="stamp"
+    )
+    with open(tmp_path / "gone.nbi", "wb") as f:
+        pickle.dump(numba.__version__, f, protocol=-1)
+        f.write(b"cno_such_module_of_a_deleted_script\nState\n.")
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(b"cno_such_module_of_a_deleted_script\nState\n.")
+    assert index._load_index() == {}

@@ -304,6 +304,22 @@ def test_cold_cache_compiles_once_with_a_notice(tmp_path):
     assert float(cold.stdout) == float(warm.stdout) == expected
 
 
+def test_a_compiled_run_loads_only_its_own_kernel_module():
+    # Each kernel module's states have their own loop and cache index (loop_for): loading
+    # the list policies' loop does not import the other kernel modules.
+    code = (
+        "import sys\n"
+        "from asrpt_opt.policies import simulate\n"
+        "from asrpt_opt.traces.synthetic import philly_like\n"
+        "simulate(philly_like(30, servers=(8,), seed=1), 'srtf', engine='compiled')\n"
+        "print(sorted(m for m in sys.modules if m.endswith('kernel')))\n"
+    )
+    for _ in range(2):  # the first may compile, which reads every kernel's registrations
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["['asrpt_opt.policies.list_scheduler_kernel']"]
+
+
 @pytest.mark.parametrize(
     "policy", ["srtf", "serverfilling-srpt", "prr", "tiresias-2d-las", "tiresias-gittins"]
 )

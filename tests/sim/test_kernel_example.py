@@ -72,8 +72,9 @@ def test_the_documented_kernel_runs_fifo_without_backfill(tmp_path):
     expected = simulate(inst, "fifo", backfill=False, engine="python")
     assert code == 0
     assert completion == [run.completion_s for run in expected.schedule.runs]
-    # The loop's cache now names the example's state type; once the module is gone, a
-    # built-in policy still loads or recompiles the loop instead of failing to unpickle it.
+    # The example's loop has its own cache index, naming its state type; once the module is
+    # gone, a built-in policy still runs (its loop's index names only its own types; an
+    # index naming a gone module reads as stale: tests/_numba/test_cache.py).
     (tmp_path / "oldest_kernel.py").unlink()
     inst = philly_like(40, servers=(4, 8), load=1.2, seed=3)
     got = float(_python(BUILT_IN, str(tmp_path), cache))

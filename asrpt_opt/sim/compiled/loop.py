@@ -19,6 +19,8 @@ registers for the numba type of its state (see the policy kernels in
 
 from __future__ import annotations
 
+import functools
+import types
 from typing import Any
 
 import numpy as np
@@ -28,7 +30,7 @@ from asrpt_opt._numba.heaps import grow, heap_pop, heapify, push
 from asrpt_opt.sim.compiled.state import COMPLETION, IDLE_WAKES, OK, STALLED, WAKE
 from asrpt_opt.sim.view import DONE, IDLE_WAKES_BASE, IDLE_WAKES_PER_JOB, RUNNING, WAITING
 
-__all__ = ["advance", "arrive", "decide", "finish", "run_loop"]
+__all__ = ["advance", "arrive", "decide", "finish", "loop_for", "run_loop"]
 
 
 def arrive(policy: Any, sim: Any, job: int, now: float) -> None:
@@ -90,12 +92,51 @@ def decide(policy: Any, sim: Any, now: float) -> float:
     raise NotImplementedError
 
 
-@njit(cache=True)
 def run_loop(s: Any, p: Any) -> Any:
     """Simulate from ``s`` (:func:`~asrpt_opt.sim.compiled.state.new_state`) with the policy
     state ``p``; returns ``(code, completion, seg_job, seg_start, seg_end, seg_off, seg_len,
     alloc_s, alloc_c)``: each segment's job, interval and allocation (``seg_len`` entries of
-    ``alloc_s``/``alloc_c`` from ``seg_off``), in the order segments ended."""
+    ``alloc_s``/``alloc_c`` from ``seg_off``), in the order segments ended.
+
+    Parameters
+    ----------
+    s : SimState
+    p : structref
+        The policy's compiled state; the loop compiled for its module runs it
+        (:func:`loop_for`).
+
+    Returns
+    -------
+    tuple
+    """
+    return loop_for(type(p).__module__)(s, p)
+
+
+@functools.cache
+def loop_for(module: str) -> Any:
+    """The loop compiled for the policy states defined in ``module``, with its own cache.
+
+    A cache index lists every state type its function was compiled for, and loading it
+    imports their modules: one loop for every kernel made each compiled run import every
+    kernel module (about 130 numba functions). Each kernel module's states now get their own
+    copy of the loop, whose cache file is named after the module.
+
+    Parameters
+    ----------
+    module : str
+        The module of a policy state's class.
+
+    Returns
+    -------
+    numba dispatcher
+    """
+    copy = types.FunctionType(_loop.__code__, _loop.__globals__, "run_loop")
+    copy.__qualname__ = "run_loop_" + module.rsplit(".", 1)[-1]
+    return njit(cache=True)(copy)
+
+
+def _loop(s: Any, p: Any) -> Any:
+    # run_loop's body, compiled once for each kernel module by loop_for.
     idle_wakes, limit = 0, IDLE_WAKES_BASE + IDLE_WAKES_PER_JOB * s.n
     while s.finished < s.n:
         t = _next_instant(s)
