@@ -355,7 +355,7 @@ def add_parsers(sub: Any) -> None:
         choices=ENGINES,
         default="auto",
         help="where the event loop runs: auto (compiled for the built-in policies on "
-        f"{COMPILED_FROM:,} or more abstract jobs, for the preemptive ones on "
+        f"{COMPILED_FROM:,} or more abstract jobs, for the preemptive ones and easy-backfill on "
         f"{PREEMPTIVE_FROM:,} or more, for tiresias-gittins on {_GITTINS_FROM:,} or more, "
         "else Python), python, or compiled; both give the same schedule (default auto)",
     )

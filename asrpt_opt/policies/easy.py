@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from asrpt_opt.model.allocation import Allocation
 from asrpt_opt.policies._selection import ArrivalQueue
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import NO_DECISION, ClusterView, Decision, Start
 
 __all__ = ["EasyBackfill"]
@@ -48,6 +48,9 @@ class EasyBackfill:
     #: It decides from the jobs in the system alone, so it remembers nothing once the
     #: cluster empties: :func:`~asrpt_opt.sim.stream.simulate_stream` may cut runs there.
     regenerative = True
+    #: ``engine="auto"`` compiles it from this many jobs: its Python decisions look through
+    #: every waiting job behind the head for one to backfill.
+    compiles_from = PREEMPTIVE_FROM
     #: The placement method :func:`~asrpt_opt.sim.simulation.simulate` uses when none is given.
     default_placement = "consolidate"
 

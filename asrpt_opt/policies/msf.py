@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from asrpt_opt.policies.list_scheduler import ListScheduler, _list_state
-from asrpt_opt.sim.compiled import Kernel
+from asrpt_opt.sim.compiled import PREEMPTIVE_FROM, Kernel
 from asrpt_opt.sim.view import ClusterView
 
 __all__ = ["MostServersFirst"]
@@ -42,6 +42,8 @@ class MostServersFirst(ListScheduler):
     """
 
     name = "msf"
+    #: ``engine="auto"`` compiles it from this many jobs, as the other preemptive policies.
+    compiles_from = PREEMPTIVE_FROM
     _core = "msf"
 
     def __init__(

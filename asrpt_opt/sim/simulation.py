@@ -85,7 +85,7 @@ def simulate(
         Where the event loop runs (:mod:`asrpt_opt.sim.compiled`): ``auto`` runs the built-in
         list policies on abstract jobs of :data:`~asrpt_opt.sim.compiled.COMPILED_FROM` jobs
         or more (a policy's own ``compiles_from`` where it has one: Tiresias' Gittins
-        order from 3,000, the other preemptive policies from
+        order from 3,000, the other preemptive policies and EASY backfilling from
         :data:`~asrpt_opt.sim.compiled.PREEMPTIVE_FROM`) in the compiled core, everything
         else in Python; ``compiled`` insists (and
         refuses what the core cannot run); ``python`` never compiles. Both give the same

@@ -229,7 +229,9 @@ def test_auto_compiles_gittins_from_its_own_lower_threshold(monkeypatch, compile
     assert [name for name, _ in compiled_runs] == ["tiresias-gittins", "gittins"]
 
 
-@pytest.mark.parametrize("name", ["srtf", "a-srpt", "serverfilling-srpt", "prr"])
+@pytest.mark.parametrize(
+    "name", ["srtf", "a-srpt", "serverfilling-srpt", "prr", "msf", "easy-backfill"]
+)
 def test_auto_compiles_the_preemptive_policies_from_their_threshold(
     monkeypatch, compiled_runs, name
 ):

@@ -8,7 +8,8 @@ only the built-in classes themselves do, never a subclass that may change a step
 compiled when every job is abstract and runs at :class:`~asrpt_opt.speed.base.AbstractSpeed`,
 the predictor is never refitted, and the instance has at least :data:`COMPILED_FROM` jobs
 (below, importing numba costs more than it saves; a policy whose Python form is slow lowers
-that with a ``compiles_from`` attribute: :data:`PREEMPTIVE_FROM` for the preemptive ones)
+that with a ``compiles_from`` attribute: :data:`PREEMPTIVE_FROM` for the preemptive ones and
+EASY backfilling)
 or ``engine="compiled"`` asks for it. Everything else runs in Python.
 """
 
@@ -51,11 +52,12 @@ logger = logging.getLogger(__name__)
 
 #: From this many jobs on, ``engine="auto"`` runs eligible simulations compiled.
 COMPILED_FROM = 50_000
-#: From this many jobs on, ``engine="auto"`` compiles the preemptive policies whose Python
-#: decisions re-rank the running and waiting jobs (their ``compiles_from``): with numba's
-#: cache warm a compiled run of 10,000 jobs takes about 1 s as a whole process; their
-#: Python runs take up to 0.4 s less on light loads and up to 11x longer under load or
-#: bursts of arrivals (docs/performance.md).
+#: From this many jobs on, ``engine="auto"`` compiles the preemptive policies, whose Python
+#: decisions re-rank the running and waiting jobs, and EASY backfilling, whose Python
+#: decisions read the queue behind its head (their ``compiles_from``): with numba's cache
+#: warm a compiled run of 10,000 jobs takes about 1 s as a whole process; their Python runs
+#: take up to 0.4 s less on light loads and up to 11x longer under load or bursts of
+#: arrivals (docs/performance.md).
 PREEMPTIVE_FROM = 10_000
 #: The values of :func:`~asrpt_opt.sim.simulation.simulate`'s ``engine``.
 ENGINES = ("auto", "python", "compiled")
