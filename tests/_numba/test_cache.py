@@ -149,3 +149,43 @@ def test_an_index_naming_a_gone_module_reads_as_stale(tmp_path):
     with pytest.raises(ModuleNotFoundError):
         pickle.loads(b"cno_such_module_of_a_deleted_script\nState\n.")
     assert index._load_index() == {}
+
+
+class _FakeCache:
+    # What _load_lean reads of numba's Cache: its locator, its I/O guard and its load.
+    def __init__(self, locator: object, load: object) -> None:
+        import contextlib
+        import types
+
+        self._impl = types.SimpleNamespace(locator=locator)
+        self._name = "fake"
+        self._guard_against_spurious_io_errors = contextlib.nullcontext
+        self._load_overload = load
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_lean_load_falls_back_to_numbas_own(monkeypatch, ours):
+    # A lean load that fails, or a function of another package, goes through numba's own
+    # load (with its refresh); a lean load that works returns what it loaded.
+    from numba.core.registry import cpu_target
+
+    from asrpt_opt._numba import cache
+
+    cache._install()
+    locator = cache.PackageLocator(None, PACKAGE) if ours else object()
+    calls: list[str] = []
+    monkeypatch.setattr(
+        cache, "_numba_load_overload", lambda self, sig, ctx: calls.append("numba") or "numba's"
+    )
+
+    def broken(sig: object, ctx: object) -> None:
+        calls.append("lean")
+        raise RuntimeError("a registry was needed after all")
+
+    ctx = cpu_target.target_context
+    assert cache._load_lean(_FakeCache(locator, broken), (), ctx) == "numba's"
+    assert calls == (["lean", "numba"] if ours else ["numba"])
+    if ours:
+        assert (
+            cache._load_lean(_FakeCache(locator, lambda sig, ctx: "lean's"), (), ctx) == "lean's"
+        )
