@@ -122,12 +122,19 @@ def runs_json_text(
     """
     # Times are finite floats (the validator checks them), whose JSON is their repr.
     num = float.__repr__
+    # Allocations repeat (a schedule shares one tuple per server and count): each one's
+    # text is written once.
+    texts: dict[Allocation, str] = {}
     out = []
     for k, run in enumerate(runs):
         more = extra[k] if extra is not None else None
         segments = []
         for i, seg in enumerate(run.segments):
-            gpus = ",".join([f'"{s}":{c:d}' for s, c in seg.allocation])
+            gpus = texts.get(seg.allocation)
+            if gpus is None:
+                gpus = texts[seg.allocation] = ",".join(
+                    [f'"{s}":{c:d}' for s, c in seg.allocation]
+                )
             tail = ""
             if more is not None:
                 tail = "," + json.dumps(more[i], separators=(",", ":"))[1:-1]
