@@ -71,6 +71,21 @@ def test_violations_are_named(runs, words):
         validate_schedule(INST, sched(*runs))
 
 
+def test_an_allocation_equal_to_a_valid_one_is_still_checked():
+    # ((0.0, 2),) equals ((0, 2),), which passed before it, yet a server is an integer.
+    with pytest.raises(ScheduleError, match=r"server 0\.0 does not exist"):
+        validate_schedule(INST, sched([(0, 4, ((0, 2),))], [(5, 7, ((0.0, 2),))]))
+
+
+def test_one_allocation_object_shared_by_overlapping_segments_is_over_capacity():
+    # The compiled simulator shares one tuple per server and count; the validator checks
+    # each object once, and still counts every segment that holds it.
+    both = ((0, 2),)
+    validate_schedule(INST, sched([(0, 4, both)], [(4, 6, both)]))
+    with pytest.raises(ScheduleError, match="server 0: 4 GPUs in use at t=1"):
+        validate_schedule(INST, sched([(0, 4, both)], [(1, 3, both)]))
+
+
 def test_completion_must_match_last_segment():
     s = sched([(0, 4, ((0, 2),))], [(1, 3, ((1, 2),))])
     bad = Schedule(
