@@ -53,7 +53,7 @@ def test_start_up_against_import_numpy(benchmark, argv):
 
 
 #: Seconds from ``import numba`` to a policy's compiled loop loaded from numba's cache, in a
-#: fresh process; ``NUMBAS_LOAD`` restores numba's own load (with its registry refresh).
+#: fresh process; the argument ``numba`` restores numba's own load (with its registry refresh).
 COMPILED_START = (
     "import sys, time\n"
     "from asrpt_opt.policies import make_policy\n"

@@ -12,10 +12,11 @@ Loading a cached kernel does not refresh numba's compiler registries (:func:`_lo
 numba refreshes them before every load, importing some sixty of its modules, although only
 compiling reads them.
 
-The compiled loop is cached once for every policy state type it ran with, so its index can
-name a type from a module that is gone (a kernel written in a script, then deleted or
-renamed). Numba would fail to unpickle that index with an ImportError in every later process;
-:func:`njit` makes numba treat such an index as stale instead (it recompiles and rewrites it).
+Each copy of the compiled loop (one per kernel module) is cached for every policy state type
+it ran with, so its index can name a type from a module that is gone (a kernel written in a
+script, then deleted or renamed). Numba would fail to unpickle that index with an
+ImportError in every later process; :func:`njit` makes numba treat such an index as stale
+instead (it recompiles and rewrites it).
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def test_an_allocation_equal_to_a_valid_one_is_still_checked():
 
 
 def test_one_allocation_object_shared_by_overlapping_segments_is_over_capacity():
-    # The compiled simulator shares one tuple per server and count; the validator checks
-    # each object once, and still counts every segment that holds it.
+    # The compiled simulator shares one tuple per server and count: every segment that
+    # holds it counts towards the server's capacity.
     both = ((0, 2),)
     validate_schedule(INST, sched([(0, 4, both)], [(4, 6, both)]))
     with pytest.raises(ScheduleError, match="server 0: 4 GPUs in use at t=1"):
