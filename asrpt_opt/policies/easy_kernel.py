@@ -1,9 +1,16 @@
 """The compiled form of :class:`~asrpt_opt.policies.easy.EasyBackfill`, for
 :mod:`asrpt_opt.sim.compiled.loop`.
 
-The waiting jobs form a doubly linked list in arrival order (sentinel ``n``), so a start
-unlinks its job at once and a decision walks only waiting jobs. The same steps, ties and
-floating-point operations as the Python class.
+The same steps, ties and floating-point operations as the Python class, without walking
+the queue. The waiting jobs of each width sit in arrival order in a segment tree holding
+the least ``predicted / best_rate`` below each node (NaN where no job waits). A decision asks
+each width that fits for its first job that backfilling may start: any waiting job when the
+width is within the extra GPUs, else one that could end by the shadow time (``now + x``
+grows with ``x``, so a node's least value decides for all below it). The earliest of these
+in arrival order is the job the Python walk would try next, found in O(W log n) for W
+widths. A job the walk passes (its placement would end past the shadow time) leaves its
+tree until the decision ends, and the extra and free GPUs only shrink, so the walk never
+returns to a job it passed. Under bursts thousands wait, and most decisions start nothing.
 """
 
 from __future__ import annotations
@@ -30,27 +37,91 @@ class EasyState(structref.StructRefProxy):
     """The FCFS queue and the scratch of a reservation (:func:`new_state`)."""
 
 
-structref.define_proxy(EasyState, EasyStateType, ["nxt", "prv", "n_waiting", "end", "who"])
+structref.define_proxy(
+    EasyState,
+    EasyStateType,
+    ["widths", "width_of", "base", "size", "pos", "seq", "job_at", "tree", "n_next",
+     "n_arrived", "n_waiting", "skipped", "end", "who"],
+)  # fmt: skip
 
 
 @njit(cache=True)
 def new_state(s: Any) -> Any:
-    """An empty queue for the jobs of ``s``."""
-    n = s.n
-    nxt = np.full(n + 1, n, np.int64)
-    prv = np.full(n + 1, n, np.int64)
-    most = min(n, s.total_gpus)
-    return EasyState(nxt, prv, 0, np.empty(2 * most + 1), np.empty(2 * most + 1, np.int64))
+    """An empty queue for the jobs of ``s``: one segment tree per job width."""
+    widths = np.unique(s.gpus)
+    width_of = np.searchsorted(widths, s.gpus).astype(np.int64)
+    counts = np.bincount(width_of, minlength=widths.shape[0])
+    size = np.ones(widths.shape[0], np.int64)
+    for w in range(widths.shape[0]):
+        while size[w] < counts[w]:
+            size[w] *= 2
+    base = np.zeros(widths.shape[0] + 1, np.int64)  # node i of width w at tree[base[w] + i]
+    base[1:] = np.cumsum(2 * size)
+    most = min(s.n, s.total_gpus)
+    return EasyState(
+        widths, width_of, base, size, np.zeros(s.n, np.int64), np.zeros(s.n, np.int64),
+        np.zeros(base[-1], np.int64), np.full(base[-1], np.nan),
+        np.zeros(widths.shape[0], np.int64), 0, 0, np.empty(s.n, np.int64),
+        np.empty(2 * most + 1), np.empty(2 * most + 1, np.int64),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _least(a: float, b: float) -> float:
+    # The smaller, NaN (no job) losing to any number.
+    if a != a or b < a:
+        return b
+    return a
+
+
+@njit(cache=True)
+def _set(p: Any, w: int, i: int, value: float) -> None:
+    # Leaf i of width w's tree becomes ``value``; its ancestors follow.
+    tree, b = p.tree, p.base[w]
+    node = p.size[w] + i
+    tree[b + node] = value
+    node //= 2
+    while node >= 1:
+        tree[b + node] = _least(tree[b + 2 * node], tree[b + 2 * node + 1])
+        node //= 2
+
+
+@njit(cache=True)
+def _ok(value: float, now: float, shadow: float) -> bool:
+    # Whether a node holds a job to try: any waiting job (shadow NaN: no test), or one whose
+    # soonest end ``now + x`` is not past the shadow time.
+    return value == value and (shadow != shadow or not now + value > shadow)
+
+
+@njit(cache=True)
+def _first(p: Any, w: int, now: float, shadow: float) -> int:
+    # The first job of width w in arrival order that passes _ok (NaN shadow: the first
+    # waiting), or -1.
+    tree, b, size = p.tree, p.base[w], p.size[w]
+    node = size
+    while not _ok(tree[b + node], now, shadow):
+        while node & 1:  # a right child: its parent's right neighbour comes next
+            node //= 2
+        if node == 0:
+            return -1
+        node += 1
+    while node < size:  # the leftmost leaf below that passes
+        node *= 2
+        if not _ok(tree[b + node], now, shadow):
+            node += 1
+    return p.job_at[b + node]
 
 
 @implement(loop.arrive, EasyStateType)
 def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
-    n = sim.n
-    last = policy.prv[n]
-    policy.nxt[last] = job
-    policy.prv[job] = last
-    policy.nxt[job] = n
-    policy.prv[n] = job
+    w = policy.width_of[job]
+    i = policy.n_next[w]
+    policy.n_next[w] += 1
+    policy.pos[job] = i
+    policy.seq[job] = policy.n_arrived
+    policy.n_arrived += 1
+    policy.job_at[policy.base[w] + policy.size[w] + i] = job
+    _set(policy, w, i, sim.predicted[job] / sim.best_rate[job])
     policy.n_waiting += 1
 
 
@@ -72,34 +143,54 @@ def _decide(policy: Any, sim: Any, now: float) -> float:
 
 
 @njit(cache=True)
+def _next(p: Any, s: Any, now: float, shadow: float, extra: int, total: int) -> int:
+    # The earliest waiting job in arrival order that the Python walk would try now: its width
+    # fits in the free GPUs and, past the head, is within the extra GPUs or could end by the
+    # shadow time (widths ascend: past ``total`` none fits).
+    best = -1
+    for w in range(p.widths.shape[0]):
+        width = p.widths[w]
+        if width > total and not np.isnan(shadow):
+            break
+        j = _first(p, w, now, np.nan if width <= extra else shadow)
+        if j >= 0 and (best < 0 or p.seq[j] < p.seq[best]):
+            best = j
+    return best
+
+
+@njit(cache=True)
 def _easy(p: Any, s: Any, now: float) -> None:
-    # EasyBackfill.decide: starts in arrival order, then backfill past the reserved head.
-    n = s.n
+    # EasyBackfill.decide; the jobs tried and left waiting leave the trees for the decision.
+    n_skipped = _walk(p, s, now)
+    for k in range(n_skipped):
+        j = p.skipped[k]
+        _set(p, p.width_of[j], p.pos[j], s.predicted[j] / s.best_rate[j])
+
+
+@njit(cache=True)
+def _walk(p: Any, s: Any, now: float) -> int:
+    # Starts in arrival order, then backfill past the reserved head; returns how many jobs
+    # were tried and left waiting (in ``p.skipped``).
     total = s.total_free
     s.d_free[:] = s.free
     shadow, extra = np.nan, 0
-    job = p.nxt[n]
-    while job != n and total > 0:
-        after = p.nxt[job]
+    n_skipped = 0
+    while total > 0:
+        job = _next(p, s, now, shadow, extra, total)
+        if job < 0:
+            break
         width = s.gpus[job]
-        if (
-            not np.isnan(shadow)
-            and width > extra
-            and now + s.predicted[job] / s.best_rate[job] > shadow
-        ):
-            job = after  # _candidates: it cannot end by the shadow time at any rate
+        if width > total:  # the head (only while no shadow: then every width is asked)
+            shadow, extra = _reserve(p, s, now, width, total)
             continue
-        used = consolidate(s.d_free, width, s.out_s, s.out_c) if width <= total else 0
-        if used == 0:
-            if np.isnan(shadow):
-                shadow, extra = _reserve(p, s, now, width, total)
-            job = after
-            continue
+        used = consolidate(s.d_free, width, s.out_s, s.out_c)
         rate = 1.0 if used == 1 else 1.0 / s.slowdown[job]
         end = now + s.predicted[job] / rate
         if not np.isnan(shadow) and end > shadow:
-            if width > extra:
-                job = after
+            if width > extra:  # the walk passes it: it leaves the tree until the end
+                p.skipped[n_skipped] = job
+                n_skipped += 1
+                _set(p, p.width_of[job], p.pos[job], np.nan)
                 continue
             extra -= width
         record_start(s, s.n_starts, used)
@@ -107,10 +198,9 @@ def _easy(p: Any, s: Any, now: float) -> None:
         s.starts[s.n_starts] = job
         s.n_starts += 1
         total -= width
-        p.nxt[p.prv[job]] = after
-        p.prv[after] = p.prv[job]
+        _set(p, p.width_of[job], p.pos[job], np.nan)
         p.n_waiting -= 1
-        job = after
+    return n_skipped
 
 
 @njit(cache=True)

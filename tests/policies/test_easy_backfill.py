@@ -51,6 +51,28 @@ def test_a_job_may_use_the_extra_gpus_past_the_shadow_time(engine):
     assert _completions(extra) == [10.0, 20.0, 15.0, 32.0, 45.0]
 
 
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_job_passed_for_its_spread_placement_is_tried_again_later(engine):
+    # Servers (3, 3), all at 0. A (2 GPUs, 100 s) takes server 0 and B (2, 50 s) server 1,
+    # leaving 1 + 1 free. H (6) is the head: shadow 100 (B frees 2 at 50, A 2 at 100),
+    # extra 0. C (2, 60 s, twice as slow spread) could end at 60 at its best rate, but the
+    # free GPUs are on two servers, where it would end at 120 > 100: passed over. D (1, 90 s)
+    # ends at 90 and backfills. C must still wait afterwards: at 50 and 90 it cannot end by
+    # 100 even on one server, H runs 100-110, and C then runs alone on server 0, 110-170.
+    jobs = [
+        Job(id="A", release_s=0.0, gpus=2, duration_s=100.0),
+        Job(id="B", release_s=0.0, gpus=2, duration_s=50.0),
+        Job(id="H", release_s=0.0, gpus=6, duration_s=10.0),
+        Job(id="C", release_s=0.0, gpus=2, duration_s=60.0, spread_slowdown=2.0),
+        Job(id="D", release_s=0.0, gpus=1, duration_s=90.0),
+    ]
+    inst = Instance(name="easy-spread", cluster=Cluster(servers=(3, 3)), jobs=tuple(jobs))
+    result = simulate(inst, "easy-backfill", engine=engine)
+    assert _completions(result) == [100.0, 50.0, 110.0, 170.0, 90.0]
+    (segment,) = result.schedule.runs[3].segments
+    assert segment.allocation == ((0, 2),)
+
+
 def test_easy_beats_strict_fcfs_under_overload():
     # Backfilling what does not delay the head can only help the head's followers here.
     inst = philly_like(400, servers=(8,), load=1.2, seed=5)
