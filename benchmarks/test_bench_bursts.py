@@ -17,6 +17,12 @@ per job over the smallest's, measured in the same run (the goal: no growth).
 The compiled loop alone on both inputs (``-k compiled_loop``): each policy's kernel through
 :func:`~asrpt_opt.sim.compiled.run_columns` in process, best of two, against FIFO's in the
 same run, without the records, validation and output around it.
+
+EASY against the queue behind its head (``-k behind_its_head``): wide jobs that cannot start
+wait behind a blocked head while one-second jobs pass through the last free GPU, so every
+decision has a GPU free and the whole queue behind the head to consider; the cost of 100 and
+of 5,000 waiting wide jobs, compiled, over FIFO's on the same input, in the same run (the
+goal: no growth).
 """
 
 from __future__ import annotations
@@ -182,3 +188,46 @@ def test_compiled_loop_on_bursts(benchmark, name, policy):
         f"\n{name} {policy}: compiled loop {seconds:.2f} s, {seconds / fifo_s:.1f}x FIFO's", end=""
     )
     print(f" ({fifo_s:.2f} s)")
+
+
+def _behind_the_head(n_wide: int) -> Instance:
+    # 31 of 32 GPUs busy for a day; n_wide 8-GPU jobs wait (the head's shadow time is that
+    # day, with 24 extra GPUs, but one GPU is free); 20,000 one-second jobs, one every 2 s,
+    # backfill the free GPU: 40,000 decisions, each behind n_wide jobs that cannot start.
+    day = [Job(id=f"d{k}", release_s=0.0, gpus=1, duration_s=86400.0) for k in range(31)]
+    wide = [Job(id=f"w{k}", release_s=1.0, gpus=8, duration_s=3600.0) for k in range(n_wide)]
+    short = [
+        Job(id=f"s{k}", release_s=2.0 + 2.0 * k, gpus=1, duration_s=1.0) for k in range(20_000)
+    ]
+    jobs = (*day, *wide, *short)
+    return Instance(name=f"behind-{n_wide}", cluster=Cluster(servers=(8,) * 4), jobs=jobs)
+
+
+def _best_of_five(instance: Instance, policy: str) -> float:
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        simulate(instance, policy, engine="compiled")
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_easy_cost_against_the_queue_behind_its_head(benchmark):
+    # Against FIFO on the same input, whose decisions read one head per width: the extra
+    # wide jobs' own events and records cost both.
+    warm_up(make_policy("easy-backfill"), make_policy("fifo"))
+    ratio: dict[int, float] = {}
+
+    def run() -> None:
+        for n_wide in (100, 5000):
+            instance = _behind_the_head(n_wide)
+            ratio[n_wide] = _best_of_five(instance, "easy-backfill") / _best_of_five(
+                instance, "fifo"
+            )
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    growth = ratio[5000] / ratio[100]
+    benchmark.extra_info.update(ratio=ratio, growth=growth)
+    print(f"\neasy-backfill behind 100 / 5,000 wide jobs: {ratio[100]:.2f} / ", end="")
+    print(f"{ratio[5000]:.2f}x FIFO's time: x{growth:.2f}")
+    assert growth < 2.0  # it was 2.9-3.7 when EASY read the whole queue
