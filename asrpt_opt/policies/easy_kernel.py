@@ -40,7 +40,7 @@ class EasyState(structref.StructRefProxy):
 structref.define_proxy(
     EasyState,
     EasyStateType,
-    ["widths", "width_of", "base", "size", "pos", "seq", "job_at", "tree", "n_next",
+    ["widths", "width_of", "base", "leaf", "size", "pos", "seq", "job_at", "tree", "n_next",
      "n_arrived", "n_waiting", "skipped", "end", "who"],
 )  # fmt: skip
 
@@ -57,10 +57,12 @@ def new_state(s: Any) -> Any:
             size[w] *= 2
     base = np.zeros(widths.shape[0] + 1, np.int64)  # node i of width w at tree[base[w] + i]
     base[1:] = np.cumsum(2 * size)
+    leaf = np.zeros(widths.shape[0] + 1, np.int64)  # its leaf i's job at job_at[leaf[w] + i]
+    leaf[1:] = np.cumsum(size)
     most = min(s.n, s.total_gpus)
     return EasyState(
-        widths, width_of, base, size, np.zeros(s.n, np.int64), np.zeros(s.n, np.int64),
-        np.zeros(base[-1], np.int64), np.full(base[-1], np.nan),
+        widths, width_of, base, leaf, size, np.zeros(s.n, np.int64), np.zeros(s.n, np.int64),
+        np.zeros(leaf[-1], np.int64), np.full(base[-1], np.nan),
         np.zeros(widths.shape[0], np.int64), 0, 0, np.empty(s.n, np.int64),
         np.empty(2 * most + 1), np.empty(2 * most + 1, np.int64),
     )  # fmt: skip
@@ -109,7 +111,7 @@ def _first(p: Any, w: int, now: float, shadow: float) -> int:
         node *= 2
         if not _ok(tree[b + node], now, shadow):
             node += 1
-    return p.job_at[b + node]
+    return p.job_at[p.leaf[w] + node - size]
 
 
 @implement(loop.arrive, EasyStateType)
@@ -120,7 +122,7 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     policy.pos[job] = i
     policy.seq[job] = policy.n_arrived
     policy.n_arrived += 1
-    policy.job_at[policy.base[w] + policy.size[w] + i] = job
+    policy.job_at[policy.leaf[w] + i] = job
     _set(policy, w, i, sim.predicted[job] / sim.best_rate[job])
     policy.n_waiting += 1
 
