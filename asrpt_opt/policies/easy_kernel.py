@@ -89,6 +89,19 @@ def _set(p: Any, w: int, i: int, value: float) -> None:
 
 
 @njit(cache=True)
+def _soonest(s: Any, j: int) -> float:
+    # Job j's run time at its best rate, what a tree holds for it: the Python class's
+    # ``predicted_work / best_rate``, the same division.
+    return s.predicted[j] / s.best_rate[j]
+
+
+@njit(cache=True)
+def _leave(p: Any, j: int) -> None:
+    # Job j leaves its tree (it started, or the walk passed it for this decision).
+    _set(p, p.width_of[j], p.pos[j], np.nan)
+
+
+@njit(cache=True)
 def _ok(value: float, now: float, shadow: float) -> bool:
     # Whether a node holds a job to try: any waiting job (shadow NaN: no test), or one whose
     # soonest end ``now + x`` is not past the shadow time.
@@ -123,7 +136,7 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     policy.seq[job] = policy.n_arrived
     policy.n_arrived += 1
     policy.job_at[policy.leaf[w] + i] = job
-    _set(policy, w, i, sim.predicted[job] / sim.best_rate[job])
+    _set(policy, w, i, _soonest(sim, job))
     policy.n_waiting += 1
 
 
@@ -166,7 +179,7 @@ def _easy(p: Any, s: Any, now: float) -> None:
     n_skipped = _walk(p, s, now)
     for k in range(n_skipped):
         j = p.skipped[k]
-        _set(p, p.width_of[j], p.pos[j], s.predicted[j] / s.best_rate[j])
+        _set(p, p.width_of[j], p.pos[j], _soonest(s, j))
 
 
 @njit(cache=True)
@@ -192,7 +205,7 @@ def _walk(p: Any, s: Any, now: float) -> int:
             if width > extra:  # the walk passes it: it leaves the tree until the end
                 p.skipped[n_skipped] = job
                 n_skipped += 1
-                _set(p, p.width_of[job], p.pos[job], np.nan)
+                _leave(p, job)
                 continue
             extra -= width
         record_start(s, s.n_starts, used)
@@ -200,7 +213,7 @@ def _walk(p: Any, s: Any, now: float) -> int:
         s.starts[s.n_starts] = job
         s.n_starts += 1
         total -= width
-        _set(p, p.width_of[job], p.pos[job], np.nan)
+        _leave(p, job)
         p.n_waiting -= 1
     return n_skipped
 
