@@ -414,12 +414,18 @@ def _gittins_order(
     values, prefix, length, order, before_n, before_s, meta, top = sample
     index = np.empty(m)
     whole = np.empty(m, np.int64)
+    last, value = -1, 0.0
     for k in range(m):
         j = queue[k]
         attained = executed[j] * gpus[j]
-        index[k] = gittins_index(
-            values, prefix, length, order, before_n, before_s, meta, top, attained
-        )
+        # Equal service, equal index: the jobs that never ran sit together, thousands of
+        # them in a burst, and so do those that ran the same whole seconds on one width.
+        if attained != last:
+            last = attained
+            value = gittins_index(
+                values, prefix, length, order, before_n, before_s, meta, top, attained
+            )
+        index[k] = value
         whole[k] = release[j]
     sort_by_index(queue, m, index, whole)
 

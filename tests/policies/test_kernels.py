@@ -7,6 +7,8 @@ import inspect
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asrpt_opt.policies import POLICIES, ListScheduler, make_policy
 from asrpt_opt.sim.compiled import COMPILED_FROM, Kernel, compile_threshold
@@ -106,3 +108,35 @@ def test_widest_first_is_a_stable_sort_by_capped_width(cap, expected):
     assert (
         widest_first(ranked, gpus, cap).tolist() == ranked[np.argsort(key, kind="stable")].tolist()
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 5_000), min_size=1, max_size=300),
+    services=st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from([1, 2, 4, 8]), st.integers(0, 5)),
+        min_size=1,
+        max_size=80,
+    ),
+    delta=st.integers(1, 500),
+)
+def test_gittins_order_reuses_an_index_only_for_equal_service(sizes, services, delta):
+    # The kernel computes one index per run of equal attained GPU-seconds (jobs that never
+    # ran sit together by the thousand in a burst): whatever the runs, the order must be
+    # that of every job's own index, higher first, then the earlier release, then the queue.
+    from asrpt_opt.policies._gittins_sample import SizeSample
+    from asrpt_opt.policies._gittins_sample_kernel import new_sample, sample_add
+    from asrpt_opt.policies.tiresias_kernel import _gittins_order
+
+    sample = new_sample(len(sizes), delta)
+    for size in sizes:
+        sample_add(sample, size)
+    executed = np.array([e for e, _, _ in services], dtype=np.int64)
+    gpus = np.array([g for _, g, _ in services], dtype=np.int64)
+    release = np.array([r for _, _, r in services], dtype=np.int64)
+    m = len(services)
+    queue = np.arange(m, dtype=np.int64)[::-1].copy()  # not in index order
+    index = SizeSample(sizes, delta).indices(executed * gpus)
+    expected = sorted(queue.tolist(), key=lambda j: (-index[j], release[j], m - j))
+    _gittins_order(queue, m, sample, executed, gpus, release)
+    assert queue.tolist() == expected
