@@ -164,14 +164,10 @@ def test_churn_cost_per_segment_against_the_burst_size(benchmark, policy):
                 best = min(best, time.perf_counter() - t0)
                 segments = out.job.shape[0]
             per_segment[size] = best / segments
-            print(
-                f"\n{policy}, bursts of {size}: {segments / columns.n_jobs:.1f} segments a job,",
-                end="",
-            )
-            print(
-                f" compiled loop {best:.2f} s, {best / columns.n_jobs * 1e6:.0f} us a job,", end=""
-            )
-            print(f" {best / segments * 1e6:.1f} us a segment", end="")
+            n = columns.n_jobs
+            line = f"{segments / n:.1f} segments a job, compiled loop {best:.2f} s"
+            line += f", {best / n * 1e6:.0f} us a job, {best / segments * 1e6:.1f} us a segment"
+            print(f"\n{policy}, bursts of {size}: {line}", end="")
 
     benchmark.pedantic(run, rounds=1, iterations=1)
     growth = per_segment[BURST_SIZES[-1]] / per_segment[BURST_SIZES[0]]
