@@ -89,10 +89,11 @@ def _set(p: Any, w: int, i: int, value: float) -> None:
 
 
 @njit(cache=True)
-def _soonest(s: Any, j: int) -> float:
-    # Job j's run time at its best rate, what a tree holds for it: the Python class's
+def _enter(p: Any, s: Any, j: int) -> None:
+    # Job j (re)joins its tree at its arrival position (it arrived, or the decision that
+    # passed it is over) with its run time at its best rate: the Python class's
     # ``predicted_work / best_rate``, the same division.
-    return s.predicted[j] / s.best_rate[j]
+    _set(p, p.width_of[j], p.pos[j], s.predicted[j] / s.best_rate[j])
 
 
 @njit(cache=True)
@@ -136,7 +137,7 @@ def _arrive(policy: Any, sim: Any, job: int, now: float) -> None:
     policy.seq[job] = policy.n_arrived
     policy.n_arrived += 1
     policy.job_at[policy.leaf[w] + i] = job
-    _set(policy, w, i, _soonest(sim, job))
+    _enter(policy, sim, job)
     policy.n_waiting += 1
 
 
@@ -178,8 +179,7 @@ def _easy(p: Any, s: Any, now: float) -> None:
     # EasyBackfill.decide; the jobs tried and left waiting leave the trees for the decision.
     n_skipped = _walk(p, s, now)
     for k in range(n_skipped):
-        j = p.skipped[k]
-        _set(p, p.width_of[j], p.pos[j], _soonest(s, j))
+        _enter(p, s, p.skipped[k])
 
 
 @njit(cache=True)
