@@ -87,3 +87,22 @@ def test_a_schedule_of_ours_failing_the_validator_is_reported_as_a_bug(monkeypat
     err = capsys.readouterr().err
     assert "Traceback" in err
     assert "internal error" in err
+
+
+def test_only_the_console_command_freezes_what_is_left_for_the_exit():
+    # The interpreter's last collections skip frozen objects (0.1-0.2 s after a compiled
+    # run); a caller of main(argv) keeps its own collector as it was.
+    code = (
+        "import contextlib, gc, io, sys\n"
+        "from asrpt_opt.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    called = main(['--version'])\n"
+        "    frozen_after_call = gc.get_freeze_count()\n"
+        "    sys.argv = ['asrpt-opt', '--version']\n"
+        "    console = main()\n"
+        "print(called, frozen_after_call, console, gc.get_freeze_count() > 0)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    )
+    assert out.stdout.split() == ["0", "0", "0", "True"]
