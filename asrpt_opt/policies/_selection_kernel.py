@@ -23,6 +23,13 @@ from numba.experimental import structref
 from asrpt_opt._numba import njit
 from asrpt_opt._numba.hooks import StateType, implement
 from asrpt_opt.policies import _ranking_kernel as rk
+from asrpt_opt.policies._active_kernel import (
+    activate,
+    active,
+    active_by_index,
+    covering_prefix,
+    deactivate,
+)
 from asrpt_opt.policies.serverfilling import ORDERS
 from asrpt_opt.sim.compiled import loop
 from asrpt_opt.sim.compiled.state import attained, consolidate, record_start
@@ -123,43 +130,6 @@ def _finish(policy: Any, sim: Any, job: int) -> None:
         policy.counts[policy.width_of[job]] -= 1
 
 
-@njit(cache=True)
-def activate(p: Any, s: Any, job: int) -> None:
-    """``job`` joins the active jobs of ``p`` (a state with ``act``, ``act_pos``, ``n_act``,
-    ``n_slot`` and ``active_gpus``), at the end: they stay in arrival order."""
-    p.act[p.n_slot] = job
-    p.act_pos[job] = p.n_slot
-    p.n_slot += 1
-    p.n_act += 1
-    p.active_gpus += s.gpus[job]
-
-
-@njit(cache=True)
-def deactivate(p: Any, s: Any, job: int) -> None:
-    """``job`` leaves the active jobs. Its slot is left as a hole until :func:`active` reads
-    them: the rules that keep a ranking never do, and a burst's thousands of active jobs
-    would be shifted at every completion."""
-    p.act_pos[job] = -1
-    p.n_act -= 1
-    p.active_gpus -= s.gpus[job]
-
-
-@njit(cache=True)
-def active(p: Any) -> Any:
-    """The active jobs of ``p`` in arrival order (the holes the finished ones left closed,
-    so the rest keep their order: PRR's ties, and usually already index order)."""
-    if p.n_slot != p.n_act:
-        k = 0
-        for i in range(p.n_slot):
-            j = p.act[i]
-            if p.act_pos[j] != -1:
-                p.act[k] = j
-                p.act_pos[j] = k
-                k += 1
-        p.n_slot = k
-    return p.act[: p.n_act]
-
-
 @implement(loop.advance, SelectionStateType)
 def _advance(policy: Any, sim: Any, now: float) -> None:
     pass
@@ -184,12 +154,29 @@ def _select_and_serve(p: Any, s: Any, now: float) -> float:
     if p.rule == _MAXWEIGHT and not fits:
         serve(p, s, _max_weight(p, s), fits)  # from its own lists, not the ranking
         return np.nan
+    if p.rule == _SF_ARRIVAL and not fits:
+        serve(p, s, _server_filling_by_arrival(p, s), fits)
+        return np.nan
     jobs = active(p) if p.order == _ARRIVAL else active_by_index(p)
     if fits:
         # Every released job fits: only the waiting ones need an order.
         jobs = jobs[s.status[jobs] == WAITING]
     serve(p, s, _fit(p, s, _rank(p, s, jobs, now), fits), fits)
     return np.nan
+
+
+@njit(cache=True)
+def _server_filling_by_arrival(p: Any, s: Any) -> Any:
+    # ServerFilling's choice from the active jobs in arrival order when they do not all fit,
+    # read only as far as the shortest prefix covering the GPUs: a burst's waiting jobs
+    # behind it are not read at every decision. The choice is server_filling()'s on every
+    # active job: its pass beyond the paper reads past the prefix only while GPUs are left,
+    # and then the whole order is read.
+    prefix = covering_prefix(p, s)
+    chosen = server_filling(prefix, s.gpus, s.total_gpus, p.mark, s.total_gpus)
+    if s.gpus[chosen].sum() < s.total_gpus and prefix.shape[0] < p.n_act:
+        return server_filling(active(p), s.gpus, s.total_gpus, p.mark, s.total_gpus)
+    return chosen
 
 
 @njit(cache=True)
@@ -330,16 +317,6 @@ def _by_bucket(jobs: Any, bucket: Any, n_buckets: int) -> Any:
         out[at[bucket[i]]] = jobs[i]
         at[bucket[i]] += 1
     return out
-
-
-@njit(cache=True)
-def active_by_index(p: Any) -> Any:
-    """The active jobs of ``p`` in index order (usually already: arrival order)."""
-    jobs = active(p)
-    for i in range(1, p.n_act):
-        if jobs[i] < jobs[i - 1]:
-            return np.sort(jobs)
-    return jobs
 
 
 @njit(cache=True)
