@@ -33,8 +33,8 @@ def activate(p: Any, s: Any, job: int) -> None:
 @njit(cache=True)
 def deactivate(p: Any, s: Any, job: int) -> None:
     """``job`` leaves the active jobs. Its slot is left as a hole until :func:`active` reads
-    them: the rules that keep a ranking never do, and a burst's thousands of active jobs
-    would be shifted at every completion."""
+    them all or :func:`covering_prefix` passes too many: the rules that keep a ranking
+    never do, and a burst's thousands of active jobs would be shifted at every completion."""
     p.act_pos[job] = -1
     p.n_act -= 1
     p.active_gpus -= s.gpus[job]
