@@ -14,13 +14,12 @@ process says how close to the lean loop any policy can come. Best of three proce
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import time
 
 import pytest
 
 from benchmarks.test_bench_bursts import INPUTS, instance_file, lean
+from benchmarks.test_bench_lean import _timed
 
 #: The phases of one ``simulate --json`` process, in order.
 PHASES = ("imports", "load", "run", "validate", "metrics", "bounds", "json")
@@ -60,19 +59,10 @@ gc.freeze()  # as the console command leaves the rest to the exit
 
 
 def _phased(path: str, policy: str) -> tuple[float, dict[str, float], float]:
-    # Best of three by the whole process's wall time; that process's phases with it.
-    best: tuple[float, dict[str, float], float] = (float("inf"), {}, float("nan"))
-    for _ in range(3):
-        t0 = time.perf_counter()
-        out = subprocess.run(
-            [sys.executable, "-c", PHASED, path, policy], capture_output=True, text=True,
-            check=True,
-        ).stdout  # fmt: skip
-        wall = time.perf_counter() - t0
-        if wall < best[0]:
-            doc = json.loads(out)
-            best = (wall, dict(zip(PHASES, doc["phases"], strict=True)), doc["mean_jct_s"])
-    return best
+    # Best of three processes by wall time, with that process's phases and mean JCT.
+    wall, out = _timed([sys.executable, "-c", PHASED, path, policy])
+    doc = json.loads(out)
+    return wall, dict(zip(PHASES, doc["phases"], strict=True)), doc["mean_jct_s"]
 
 
 @pytest.mark.parametrize("policy", ["fifo", "srtf"])
